@@ -1,0 +1,86 @@
+"""nox sessions for simpler.
+
+The noxfile never imports the project: nox runs it in its own environment.
+All sessions share one project environment (.nox/simpler-env), installed
+editable once and again only when pyproject.toml changes, because the C++
+toolchain (cppyy, cling) is large and the same for every session.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+import nox
+
+nox.options.default_venv_backend = "none"
+nox.options.sessions = ["tests", "lint"]
+
+ROOT = Path(__file__).resolve().parent
+ENV_DIR = ROOT / ".nox" / "simpler-env"
+ENV_BIN = ENV_DIR / "bin"
+EXTRAS = "test,lint"
+
+
+def _install_key() -> str:
+    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + EXTRAS.encode()).hexdigest()
+
+
+def _project_env(session: nox.Session) -> dict[str, str]:
+    """Create or refresh the shared environment; return the env that runs inside it."""
+    python = ENV_BIN / "python"
+    stamp = ENV_DIR / ".simpler-installed"
+    if not python.exists():
+        session.run(sys.executable, "-m", "venv", str(ENV_DIR), external=True)
+    if not stamp.exists() or stamp.read_text() != _install_key():
+        session.run(str(python), "-m", "pip", "install", "--upgrade", "pip", external=True)
+        session.run(str(python), "-m", "pip", "install", "-e", f"{ROOT}[{EXTRAS}]", external=True)
+        stamp.write_text(_install_key())
+    return {
+        "PATH": f"{ENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "VIRTUAL_ENV": str(ENV_DIR),
+    }
+
+
+def _python(session: nox.Session, *args: str, env: dict[str, str] | None = None) -> None:
+    full_env = {**_project_env(session), **(env or {})}
+    session.run(str(ENV_BIN / "python"), *args, env=full_env, external=True)
+
+
+@nox.session(tags=["ci"])
+def tests(session: nox.Session) -> None:
+    """The project's unit and integration tests."""
+    _python(session, "-m", "pytest", "tests/ut", "tests/it", *session.posargs)
+
+
+@nox.session(tags=["ci"])
+def lint(session: nox.Session) -> None:
+    """ruff and mypy over simpler and recovery."""
+    _python(session, "-m", "ruff", "check", "simpler", "recovery", "tests", "scripts", "noxfile.py")
+    _python(session, "-m", "mypy", "simpler", "recovery")
+
+
+def _scene_suite(session: nox.Session, platform: str) -> None:
+    _python(
+        session, "-m", "pytest", "tests/st", *session.posargs, env={"SIMPLER_PLATFORM": platform}
+    )
+
+
+@nox.session(tags=["ci", "sim"])
+def st_a5(session: nox.Session) -> None:
+    """The scene suite on the simulated a5 card."""
+    _scene_suite(session, "a5sim")
+
+
+@nox.session(tags=["ci", "sim"])
+def st_a2a3(session: nox.Session) -> None:
+    """The scene suite on the simulated a2a3 card."""
+    _scene_suite(session, "a2a3sim")
+
+
+@nox.session(tags=["bench"])
+def bench(session: nox.Session) -> None:
+    """Performance figures, each a ratio against a baseline measured in the same run."""
+    _python(session, "scripts/bench.py", *session.posargs)

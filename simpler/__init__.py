@@ -1,0 +1,10 @@
+"""simpler: a test orchestrator for device (NPU/GPU) test suites.
+
+Importing the package is cheap: the C++ runner (and cppyy) load only when a
+device is opened, through ``simpler.runner``.
+"""
+
+from simpler.errors import DeviceRuntimeError, GoldenMismatch
+
+__all__ = ["DeviceRuntimeError", "GoldenMismatch"]
+__version__ = "0.1.0"

@@ -1,0 +1,179 @@
+"""The Python face of the C++ device runner.
+
+C++ returns codes; this module raises them as ``DeviceRuntimeError``. The
+native library loads on the first ``open_runner`` call, so importing this
+module does not import cppyy.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from simpler.errors import DeviceRuntimeError
+from simpler.runner import library
+from simpler.runner.faults import FaultPlan, parse_faults
+from simpler.runner.kernels import prepare_launch
+
+if TYPE_CHECKING:
+    from simpler.runner.kernels import FloatArray
+
+__all__ = [
+    "SIM_PLATFORMS",
+    "Runner",
+    "configure_faults",
+    "op_timeout_ms",
+    "open_runner",
+    "set_test_context",
+]
+
+SIM_PLATFORMS = ("a5sim", "a2a3sim")
+DEFAULT_OP_TIMEOUT_MS = 500
+DEFAULT_DRAIN_TIMEOUT_MS = 2000
+
+_state_lock = threading.Lock()
+_faults: FaultPlan | None = None  # None: not configured yet, read SIMPLER_SIM_FAULTS
+_test: tuple[str, int] = ("", 1)
+
+
+def configure_faults(spec: str | None, source: str = "--sim-fault") -> FaultPlan:
+    """Replace the injected faults (a ``SIMPLER_SIM_FAULTS``-style spec) for this process."""
+    global _faults
+    plan = parse_faults(spec, source)
+    with _state_lock:
+        _faults = plan
+        if library.is_loaded():
+            library.load().push_faults(plan)
+    return plan
+
+
+def set_test_context(nodeid: str, attempt: int = 1) -> None:
+    """Tell the runner which test (and attempt) is running, for fault selectors."""
+    global _test
+    if attempt < 1:
+        raise ValueError(f"attempt must be 1 or more, got {attempt}")
+    with _state_lock:
+        _test = (nodeid, attempt)
+        if library.is_loaded():
+            library.load().push_test(nodeid, attempt)
+
+
+def op_timeout_ms() -> int:
+    text = os.environ.get("SIMPLER_OP_TIMEOUT_MS", "")
+    if not text:
+        return DEFAULT_OP_TIMEOUT_MS
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise ValueError(f"SIMPLER_OP_TIMEOUT_MS must be a positive integer of ms, got {text!r}")
+    return int(text)
+
+
+def open_runner(platform: str, device: int) -> Runner:
+    """A runner on ``device`` of ``platform`` (not yet initialized: call ``init()``)."""
+    if not isinstance(platform, str):
+        raise TypeError(f"platform must be a str, got {type(platform).__name__}")
+    if isinstance(device, bool) or not isinstance(device, int):
+        raise TypeError(f"device must be an int, got {type(device).__name__}")
+    if device < 0:
+        raise ValueError(f"device id must be 0 or more, got {device}")
+    timeout = op_timeout_ms()
+    native_library = _loaded_library()
+    if native_library.simulated and platform not in SIM_PLATFORMS:
+        raise ValueError(f"unknown platform {platform!r} (known: {', '.join(SIM_PLATFORMS)})")
+    native = native_library.gbl.simpler_create_runner(platform, device, timeout)
+    if not native:
+        raise ValueError(f"platform {platform!r} is not implemented by {native_library.origin}")
+    return Runner(platform, device, native, native_library)
+
+
+def _loaded_library() -> library.NativeLibrary:
+    global _faults
+    with _state_lock:
+        first_load = not library.is_loaded()
+        if _faults is None:
+            _faults = parse_faults(os.environ.get("SIMPLER_SIM_FAULTS"))
+        native_library = library.load()
+        if first_load:
+            native_library.push_faults(_faults)
+            native_library.push_test(*_test)
+    return native_library
+
+
+class Runner:
+    """One device context on one card; every failed call raises ``DeviceRuntimeError``."""
+
+    def __init__(
+        self, platform: str, device: int, native: Any, native_library: library.NativeLibrary
+    ) -> None:
+        self.platform = platform
+        self.device = device
+        self._open_native = native
+        self._nullptr = native_library.nullptr
+        self._release = weakref.finalize(self, native_library.gbl.simpler_destroy_runner, native)
+
+    @property
+    def _native(self) -> Any:
+        # A freed native runner must never be called: that would crash the interpreter.
+        if not self._release.alive:
+            raise ValueError(f"runner for {self.platform} device {self.device} is closed")
+        return self._open_native
+
+    def __repr__(self) -> str:
+        state = "closed" if not self._release.alive else "unusable" if self.unusable else "usable"
+        return f"<Runner {self.platform} device {self.device} {state}>"
+
+    def init(self) -> None:
+        self._check(self._native.init())
+
+    def run(self, kernel: str, *arrays: FloatArray) -> FloatArray | None:
+        """Run ``kernel`` on ``arrays``; returns its output (None for noop)."""
+        launch = prepare_launch(kernel, arrays)
+        a, b = (*map(self._pointer, launch.inputs), self._nullptr, self._nullptr)[:2]
+        out = self._pointer(launch.out)
+        self._check(self._native.run(launch.kernel, a, b, out, *launch.dims))
+        return launch.out
+
+    def _pointer(self, array: FloatArray | None) -> Any:
+        # cppyy cannot take the buffer of an empty array; the kernel never reads it anyway.
+        return self._nullptr if array is None or array.size == 0 else array
+
+    def drain(self, timeout_ms: int = DEFAULT_DRAIN_TIMEOUT_MS) -> None:
+        if timeout_ms < 0:
+            raise ValueError(f"drain timeout must be 0 or more ms, got {timeout_ms}")
+        self._check(self._native.drain(timeout_ms))
+
+    def soft_reset(self) -> None:
+        self._check(self._native.soft_reset())
+
+    def force_reset(self) -> None:
+        self._check(self._native.force_reset())
+
+    def probe(self) -> bool:
+        return bool(self._native.probe())
+
+    def finalize(self) -> int:
+        """0 only when the card is confirmed clean; the rc otherwise (never raises)."""
+        return int(self._native.finalize())
+
+    @property
+    def unusable(self) -> bool:
+        return bool(self._native.unusable())
+
+    @property
+    def last_where(self) -> str:
+        return str(self._native.last_where())
+
+    def close(self) -> None:
+        """Free the native runner (the card's state is the card's, not the runner's)."""
+        self._release()
+
+    def _check(self, rc: int) -> None:
+        if rc != 0:
+            raise DeviceRuntimeError(
+                int(rc),
+                str(self._native.last_where()),
+                str(self._native.last_message()),
+                device=self.device,
+                platform=self.platform,
+            )

@@ -1,0 +1,66 @@
+"""Parse ``SIMPLER_SIM_FAULTS``: the faults the simulated card injects for reproduction and chaos.
+
+Grammar (comma-separated): ``force_reset_fail``, ``drain_false_negative``,
+``init_fail``, ``launch_fail@SELECTOR[#ATTEMPT]``, ``hang@SELECTOR[#ATTEMPT]``.
+SELECTOR matches a substring of the running test's node id; ATTEMPT (1-based)
+limits a fault to that attempt of the test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["FLAG_FAULTS", "LAUNCH_FAULTS", "FaultPlan", "LaunchFault", "parse_faults"]
+
+FLAG_FAULTS = ("force_reset_fail", "drain_false_negative", "init_fail")
+LAUNCH_FAULTS = ("hang", "launch_fail")
+
+
+@dataclass(frozen=True)
+class LaunchFault:
+    kind: str
+    selector: str
+    attempt: int | None = None  # None: every attempt
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    flags: frozenset[str] = frozenset()
+    launches: tuple[LaunchFault, ...] = field(default_factory=tuple)
+
+    def has(self, flag: str) -> bool:
+        return flag in self.flags
+
+
+def parse_faults(spec: str | None, source: str = "SIMPLER_SIM_FAULTS") -> FaultPlan:
+    """Return the plan for ``spec``; raise ValueError naming ``source`` and the bad item."""
+    if spec is None or not spec.strip():
+        return FaultPlan()
+    flags: set[str] = set()
+    launches: list[LaunchFault] = []
+    for raw in spec.split(","):
+        item = raw.strip()
+        if not item:
+            raise ValueError(f"{source}: empty fault between commas in {spec!r}")
+        name, at, target = item.partition("@")
+        if name in FLAG_FAULTS:
+            if at:
+                raise ValueError(f"{source}: fault {name!r} takes no selector, got {item!r}")
+            flags.add(name)
+        elif name in LAUNCH_FAULTS:
+            launches.append(_parse_launch_fault(name, target, item, source))
+        else:
+            known = ", ".join(FLAG_FAULTS + tuple(f"{k}@SELECTOR[#ATTEMPT]" for k in LAUNCH_FAULTS))
+            raise ValueError(f"{source}: unknown fault {name!r} in {spec!r} (known: {known})")
+    return FaultPlan(frozenset(flags), tuple(launches))
+
+
+def _parse_launch_fault(name: str, target: str, item: str, source: str) -> LaunchFault:
+    selector, hash_sign, attempt_text = target.partition("#")
+    if not selector:
+        raise ValueError(f"{source}: {item!r} needs a selector: {name}@SELECTOR[#ATTEMPT]")
+    if not hash_sign:
+        return LaunchFault(name, selector)
+    if not (attempt_text.isascii() and attempt_text.isdigit()) or int(attempt_text) < 1:
+        raise ValueError(f"{source}: attempt in {item!r} must be a positive integer")
+    return LaunchFault(name, selector, int(attempt_text))

@@ -1,0 +1,395 @@
+// The simulated NPU card: simpler's embedded default device.
+//
+// It fails the way the hardware does where that hurts a test suite:
+//  - kernels run on AICore threads; an op that outlives the op-timeout is
+//    reaped and leaves the card sticky-errored;
+//  - the sticky error lives in process-global state per device id, so every
+//    later launch, soft reset or init in this process fails too;
+//  - only a force reset clears it, for that card alone;
+//  - a fresh process starts with clean cards.
+#include "runner.h"
+#include "simcard.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+struct Platform {
+    const char* name;
+    int op_timeout_rc;
+    int poisoned_init_rc;
+    const char* poisoned_init_where;
+};
+
+// The codes and calls the hardware reports (see DESIGN.md, error contract).
+const Platform kPlatforms[] = {
+    {"a5sim", 507046, 62, "halResMap"},
+    {"a2a3sim", 507018, 507899, "rtMalloc"},
+};
+constexpr int kLaunchFaultRc = 207001;
+constexpr int kUnusableRc = -1;
+constexpr int kBadRequestRc = -2;
+constexpr const char* kStreamSyncWhere = "aclrtSynchronizeStreamWithTimeout";
+constexpr const char* kDeviceSyncWhere = "aclrtSynchronizeDeviceWithTimeout";
+constexpr const char* kLaunchWhere = "rtKernelLaunchWithHandleV2";
+constexpr const char* kForceResetWhere = "aclrtResetDeviceForce";
+constexpr int kAicoreCount = 4;
+
+const Platform* find_platform(const char* name) {
+    if (name == nullptr) return nullptr;
+    for (const Platform& p : kPlatforms) {
+        if (std::strcmp(p.name, name) == 0) return &p;
+    }
+    return nullptr;
+}
+
+// One physical card. Its timed mutex serialises work on this card only, so a
+// reset of one card never waits for another.
+struct Card {
+    std::timed_mutex mu;
+    int sticky_rc = 0;
+    std::string sticky_where;
+};
+
+std::mutex g_cards_mu;
+std::map<int, std::unique_ptr<Card>> g_cards;
+
+Card& card_for(int device) {
+    std::lock_guard<std::mutex> lock(g_cards_mu);
+    std::unique_ptr<Card>& slot = g_cards[device];
+    if (!slot) slot = std::make_unique<Card>();
+    return *slot;
+}
+
+struct LaunchRule {
+    int kind;
+    std::string selector;
+    int attempt;  // 0: every attempt
+};
+
+std::mutex g_faults_mu;
+std::vector<LaunchRule> g_launch_rules;
+bool g_force_reset_fail = false;
+bool g_drain_false_negative = false;
+bool g_init_fail = false;
+std::string g_nodeid;
+int g_attempt = 1;
+
+int matching_launch_fault() {
+    std::lock_guard<std::mutex> lock(g_faults_mu);
+    for (const LaunchRule& rule : g_launch_rules) {
+        bool attempt_matches = rule.attempt == 0 || rule.attempt == g_attempt;
+        if (attempt_matches && g_nodeid.find(rule.selector) != std::string::npos) return rule.kind;
+    }
+    return 0;
+}
+
+bool flag(const bool& which) {
+    std::lock_guard<std::mutex> lock(g_faults_mu);
+    return which;
+}
+
+// One kernel launch, shared by the AICore threads that execute its blocks.
+struct Launch {
+    std::string kernel;
+    const float* a;
+    const float* b;
+    float* out;
+    long long d0, d1, d2;
+    std::atomic<bool> cancelled{false};
+    std::mutex mu;
+    std::condition_variable done_cv;
+    int blocks_left = 0;
+};
+
+void vector_add_rows(Launch& l, long long begin, long long end) {
+    for (long long i = begin; i < end; ++i) l.out[i] = l.a[i] + l.b[i];
+}
+
+void matmul_rows(Launch& l, long long begin, long long end) {
+    const long long k_dim = l.d1, n_dim = l.d2;
+    for (long long i = begin; i < end && !l.cancelled.load(std::memory_order_relaxed); ++i) {
+        float* row = l.out + i * n_dim;
+        std::fill(row, row + n_dim, 0.0f);
+        for (long long k = 0; k < k_dim; ++k) {
+            const float a_ik = l.a[i * k_dim + k];
+            const float* b_row = l.b + k * n_dim;
+            for (long long j = 0; j < n_dim; ++j) row[j] += a_ik * b_row[j];
+        }
+    }
+}
+
+void softmax_rows(Launch& l, long long begin, long long end) {
+    const long long n = l.d1;
+    for (long long i = begin; i < end; ++i) {
+        const float* in = l.a + i * n;
+        float* out = l.out + i * n;
+        float peak = in[0];
+        for (long long j = 1; j < n; ++j) peak = std::max(peak, in[j]);
+        double total = 0.0;
+        for (long long j = 0; j < n; ++j) {
+            out[j] = std::exp(in[j] - peak);
+            total += out[j];
+        }
+        for (long long j = 0; j < n; ++j) out[j] = static_cast<float>(out[j] / total);
+    }
+}
+
+// spin never finishes by itself: only the op-timeout reaper stops it.
+void spin_until_reaped(Launch& l) {
+    while (!l.cancelled.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+void run_block(Launch& l, int core, int cores) {
+    // Every kernel splits its leading dimension across the AICores.
+    const long long begin = l.d0 * core / cores, end = l.d0 * (core + 1) / cores;
+    if (l.kernel == "spin") {
+        spin_until_reaped(l);
+    } else if (l.kernel == "vector_add") {
+        vector_add_rows(l, begin, end);
+    } else if (l.kernel == "matmul") {
+        matmul_rows(l, begin, end);
+    } else if (l.kernel == "softmax") {
+        softmax_rows(l, begin, end);
+    }
+    std::lock_guard<std::mutex> lock(l.mu);
+    if (--l.blocks_left == 0) l.done_cv.notify_all();
+}
+
+bool known_kernel(const std::string& k) {
+    return k == "noop" || k == "spin" || k == "vector_add" || k == "matmul" || k == "softmax";
+}
+
+class SimRunner final : public simpler::DeviceRunner {
+public:
+    SimRunner(const Platform& platform, int device, int op_timeout_ms)
+        : platform_(platform), device_(device), op_timeout_ms_(op_timeout_ms),
+          card_(card_for(device)) {}
+
+    int init() override {
+        std::lock_guard<std::timed_mutex> lock(card_.mu);
+        if (flag(g_init_fail)) {
+            return fail(platform_.poisoned_init_rc, platform_.poisoned_init_where,
+                        "injected init_fail: device context could not be opened");
+        }
+        if (card_.sticky_rc != 0) {
+            return fail(platform_.poisoned_init_rc, platform_.poisoned_init_where,
+                        sticky_story("init failed"));
+        }
+        open_ = true;
+        unusable_ = false;
+        return ok();
+    }
+
+    int run(const char* kernel, const float* a, const float* b, float* out, long long d0,
+            long long d1, long long d2) override {
+        if (unusable_) {
+            return fail(kUnusableRc, "run",
+                        "runner is unusable after rc " + std::to_string(cause_rc_) + " at " +
+                            cause_where_ + "; finalize it and build a new one");
+        }
+        if (!open_) return fail(kUnusableRc, "run", "runner is not initialized: call init()");
+        std::string name = kernel ? kernel : "";
+        if (!known_kernel(name)) return fail(kBadRequestRc, "run", "unknown kernel '" + name + "'");
+
+        std::lock_guard<std::timed_mutex> lock(card_.mu);
+        if (card_.sticky_rc != 0) {
+            // Another runner poisoned the card: allocating for this launch fails.
+            return poison_runner(platform_.poisoned_init_rc, platform_.poisoned_init_where,
+                                 sticky_story("launch failed"));
+        }
+        int fault = matching_launch_fault();
+        if (fault == SIMPLER_SIM_LAUNCH_FAIL) {
+            return poison_card(kLaunchFaultRc, kLaunchWhere, "injected launch_fail on " + name);
+        }
+        if (fault == SIMPLER_SIM_HANG) name = "spin";
+        if (!execute(name, a, b, out, d0, d1, d2)) {
+            return poison_card(platform_.op_timeout_rc, kStreamSyncWhere,
+                               "op '" + name + "' exceeded the op-timeout of " +
+                                   std::to_string(op_timeout_ms_) + " ms and was reaped");
+        }
+        return ok();
+    }
+
+    int drain(int timeout_ms) override {
+        std::unique_lock<std::timed_mutex> lock(card_.mu, std::defer_lock);
+        if (!lock.try_lock_for(std::chrono::milliseconds(std::max(timeout_ms, 0)))) {
+            return fail(platform_.op_timeout_rc, kDeviceSyncWhere,
+                        "drain timed out after " + std::to_string(timeout_ms) + " ms");
+        }
+        // The false negative seen on a2a3 hardware: the drain says all is well.
+        if (card_.sticky_rc != 0 && !flag(g_drain_false_negative)) {
+            return fail(card_.sticky_rc, kDeviceSyncWhere, sticky_story("drain"));
+        }
+        return ok();
+    }
+
+    int soft_reset() override {
+        std::lock_guard<std::timed_mutex> lock(card_.mu);
+        open_ = false;
+        if (card_.sticky_rc != 0) {
+            return fail(platform_.poisoned_init_rc, platform_.poisoned_init_where,
+                        sticky_story("soft reset (rtDeviceReset) re-init failed"));
+        }
+        open_ = true;
+        unusable_ = false;
+        return ok();
+    }
+
+    int force_reset() override {
+        std::lock_guard<std::timed_mutex> lock(card_.mu);
+        return force_reset_locked();
+    }
+
+    int probe() override {
+        std::lock_guard<std::timed_mutex> lock(card_.mu);
+        return card_.sticky_rc == 0 ? 1 : 0;
+    }
+
+    int finalize() override {
+        std::lock_guard<std::timed_mutex> lock(card_.mu);
+        if (unusable_) {
+            int rc = force_reset_locked();
+            if (rc != 0) return rc;
+        }
+        open_ = false;
+        if (card_.sticky_rc != 0) return fail(card_.sticky_rc, "finalize", sticky_story("finalize"));
+        return ok();
+    }
+
+    int unusable() const override { return unusable_ ? 1 : 0; }
+    const char* last_where() const override { return where_.c_str(); }
+    const char* last_message() const override { return message_.c_str(); }
+
+private:
+    int force_reset_locked() {
+        open_ = false;
+        if (card_.sticky_rc != 0 && flag(g_force_reset_fail)) {
+            return fail(card_.sticky_rc, kForceResetWhere,
+                        sticky_story("injected force_reset_fail: force reset had no effect"));
+        }
+        card_.sticky_rc = 0;
+        card_.sticky_where.clear();
+        unusable_ = false;
+        return ok();
+    }
+
+    // Runs the launch on the card's AICore threads; false when it was reaped.
+    bool execute(const std::string& kernel, const float* a, const float* b, float* out,
+                 long long d0, long long d1, long long d2) {
+        if (kernel == "noop") return true;
+        Launch launch;
+        launch.kernel = kernel;
+        launch.a = a;
+        launch.b = b;
+        launch.out = out;
+        launch.d0 = d0;
+        launch.d1 = d1;
+        launch.d2 = d2;
+        const int cores = static_cast<int>(std::max(1LL, std::min<long long>(kAicoreCount, d0)));
+        launch.blocks_left = cores;
+        std::vector<std::thread> aicores;
+        for (int core = 0; core < cores; ++core) {
+            aicores.emplace_back(run_block, std::ref(launch), core, cores);
+        }
+        bool finished;
+        {
+            std::unique_lock<std::mutex> lock(launch.mu);
+            finished = launch.done_cv.wait_for(lock, std::chrono::milliseconds(op_timeout_ms_),
+                                               [&] { return launch.blocks_left == 0; });
+        }
+        if (!finished) launch.cancelled.store(true);
+        for (std::thread& t : aicores) t.join();
+        return finished;
+    }
+
+    int poison_card(int rc, const char* where, const std::string& message) {
+        card_.sticky_rc = rc;
+        card_.sticky_where = where;
+        return poison_runner(rc, where, message + "; device " + std::to_string(device_) +
+                                            " is now sticky-errored");
+    }
+
+    int poison_runner(int rc, const char* where, const std::string& message) {
+        unusable_ = true;
+        cause_rc_ = rc;
+        cause_where_ = where;
+        return fail(rc, where, message);
+    }
+
+    std::string sticky_story(const std::string& what) const {
+        return what + ": device " + std::to_string(device_) + " is sticky-errored (rc " +
+               std::to_string(card_.sticky_rc) + " at " + card_.sticky_where +
+               "); only a force reset clears it";
+    }
+
+    int fail(int rc, const char* where, const std::string& message) {
+        where_ = where;
+        message_ = message;
+        return rc;
+    }
+
+    int ok() {
+        where_.clear();
+        message_.clear();
+        return 0;
+    }
+
+    const Platform& platform_;
+    const int device_;
+    const int op_timeout_ms_;
+    Card& card_;
+    bool open_ = false;
+    bool unusable_ = false;
+    int cause_rc_ = 0;
+    std::string cause_where_;
+    std::string where_;
+    std::string message_;
+};
+
+}  // namespace
+
+extern "C" simpler::DeviceRunner* simpler_create_runner(const char* platform, int device,
+                                                        int op_timeout_ms) {
+    const Platform* p = find_platform(platform);
+    if (p == nullptr || device < 0 || op_timeout_ms <= 0) return nullptr;
+    return new SimRunner(*p, device, op_timeout_ms);
+}
+
+extern "C" void simpler_destroy_runner(simpler::DeviceRunner* runner) { delete runner; }
+
+extern "C" void simpler_sim_clear_faults() {
+    std::lock_guard<std::mutex> lock(g_faults_mu);
+    g_launch_rules.clear();
+    g_force_reset_fail = g_drain_false_negative = g_init_fail = false;
+}
+
+extern "C" void simpler_sim_set_flags(int force_reset_fail, int drain_false_negative,
+                                      int init_fail) {
+    std::lock_guard<std::mutex> lock(g_faults_mu);
+    g_force_reset_fail = force_reset_fail != 0;
+    g_drain_false_negative = drain_false_negative != 0;
+    g_init_fail = init_fail != 0;
+}
+
+extern "C" void simpler_sim_add_launch_fault(int kind, const char* selector, int attempt) {
+    std::lock_guard<std::mutex> lock(g_faults_mu);
+    g_launch_rules.push_back(LaunchRule{kind, selector ? selector : "", attempt});
+}
+
+extern "C" void simpler_sim_set_test(const char* nodeid, int attempt) {
+    std::lock_guard<std::mutex> lock(g_faults_mu);
+    g_nodeid = nodeid ? nodeid : "";
+    g_attempt = attempt;
+}

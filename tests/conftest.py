@@ -1,0 +1,44 @@
+"""Shared fixtures: every test gets cards nobody else used, and no faults it did not ask for."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator
+
+import pytest
+
+# Short op-timeout so that reaping a hung op costs the suite little time.
+os.environ.setdefault("SIMPLER_OP_TIMEOUT_MS", "150")
+os.environ.pop("SIMPLER_SIM_FAULTS", None)
+
+PLATFORMS = ("a5sim", "a2a3sim")
+_next_device = itertools.count(100)
+
+
+@pytest.fixture(params=PLATFORMS)
+def platform(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def fresh_device() -> Iterator[int]:
+    """A device id no other test in this process has touched; force-reset afterwards."""
+    from simpler import runner
+
+    device = next(_next_device)
+    yield device
+    runner.configure_faults(None)  # an injected force_reset_fail must not outlive its test
+    cleaner = runner.open_runner("a5sim", device)
+    cleaner.force_reset()
+    cleaner.close()
+
+
+@pytest.fixture
+def faults() -> Iterator[object]:
+    """Configure injected faults for one test; cleared afterwards."""
+    from simpler import runner
+
+    yield runner.configure_faults
+    runner.configure_faults(None)
+    runner.set_test_context("", 1)
