@@ -1,0 +1,6 @@
+"""recovery: a pooled device worker's life, from healthy through poisoned to rebuilt or skipped."""
+
+from recovery.lifecycle import STATES, TRANSITIONS, PooledWorker, WorkerKey
+from recovery.policy import poisons_worker
+
+__all__ = ["STATES", "TRANSITIONS", "PooledWorker", "WorkerKey", "poisons_worker"]

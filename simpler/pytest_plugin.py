@@ -1,30 +1,257 @@
-"""simpler's pytest plugin: tells the device runner which test is running.
+"""simpler's pytest plugin: pooled device workers that heal, a record per test, readable output.
 
 Loaded through the ``pytest11`` entry point. It never imports cppyy itself:
-the runner loads only when a test opens a device.
+the runner loads only when a test first asks for a ``worker``.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from simpler import runner
+from simpler import report
+from simpler.class_progress import ClassProgress
+from simpler.plugin_settings import PluginSettings, add_options, resolve_settings
+from simpler.test_records import TestTrace, build_test_record
+from simpler.worker_pool import WorkerPool, xdist_worker_index
 
-__all__ = ["pytest_runtest_call"]
+if TYPE_CHECKING:
+    from recovery.lifecycle import PooledWorker
+
+__all__ = [
+    "pytest_addoption",
+    "pytest_cmdline_main",
+    "pytest_collection_modifyitems",
+    "pytest_configure",
+    "pytest_report_teststatus",
+    "pytest_runtest_makereport",
+    "pytest_runtest_protocol",
+    "pytest_sessionfinish",
+]
+
+SETTINGS = pytest.StashKey[PluginSettings]()
+POOL = pytest.StashKey[WorkerPool]()
+PROGRESS = pytest.StashKey[ClassProgress]()
+TRACE = pytest.StashKey[TestTrace]()
+DEFAULT_RUNTIME = "default"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Size xdist to the devices before xdist starts its workers: never share a device."""
+    settings = resolve_settings(config)
+    max_parallel = config.option.max_parallel
+    if max_parallel is not None and max_parallel < 1:
+        raise pytest.UsageError(f"--max-parallel must be 1 or more, got {max_parallel}")
+    if not hasattr(config.option, "numprocesses"):
+        return
+    if max_parallel is not None and not config.option.numprocesses:
+        config.option.numprocesses = max_parallel
+    wanted = config.option.numprocesses
+    if isinstance(wanted, int) and wanted > len(settings.devices):
+        raise pytest.UsageError(
+            f"{wanted} xdist workers asked for, but --device names {len(settings.devices)} "
+            f"device(s) ({', '.join(map(str, settings.devices))}); a device is never shared"
+        )
+
+
+@pytest.hookimpl(trylast=True)  # after the terminal reporter exists
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "runtime(name): the runtime the test's pooled worker runs")
+    config.addinivalue_line(
+        "markers", "device_count(n, est=None): a Resource test needing n devices (est: seconds)"
+    )
+    settings = resolve_settings(config)
+    config.stash[SETTINGS] = settings
+    if settings.faults:
+        from simpler import runner
+
+        try:
+            runner.configure_faults(settings.faults, source="SIMPLER_SIM_FAULTS/--sim-fault")
+        except ValueError as error:
+            raise pytest.UsageError(str(error)) from None
+    if _runs_tests_here(config):
+        xdist_id = getattr(config, "workerinput", {}).get("workerid", "main")
+        device = settings.devices[min(xdist_worker_index(xdist_id), len(settings.devices) - 1)]
+        config.stash[POOL] = WorkerPool(
+            settings.platform, device, xdist_id, _sink(settings), recovery=settings.recovery
+        )
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    if settings.class_lines and terminal is not None and not hasattr(config, "workerinput"):
+        terminal.showfspath = False  # the class lines name their files themselves
+        config.stash[PROGRESS] = ClassProgress(terminal, live=terminal.isatty())
+        config.pluginmanager.register(_ProgressReporter(config.stash[PROGRESS]), "simpler-progress")
+
+
+def _runs_tests_here(config: pytest.Config) -> bool:
+    """False in an xdist controller, which only hands tests to its workers."""
+    return not config.pluginmanager.has_plugin("dsession")
+
+
+def _sink(settings: PluginSettings) -> Any:
+    def write(fields: dict[str, Any]) -> None:
+        if settings.report is not None:
+            record = report.make_record(fields.pop("type"), **fields)
+            record["phase"] = record["phase"] or (settings.phase or "")
+            report.append(settings.report, record)
+
+    return write
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """L2 runs the pooled tests, Resource the ``device_count`` ones; each phase only its own."""
+    phase = config.stash[SETTINGS].phase
+    if phase not in ("l2", "resource"):
+        return
+    wants_devices = phase == "resource"
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        is_resource_test = item.get_closest_marker("device_count") is not None
+        (keep if is_resource_test == wants_devices else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
-    runner.set_test_context(item.nodeid, _attempt())
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    from simpler import runner
+
+    settings = item.config.stash[SETTINGS]
+    item.stash[TRACE] = TestTrace()
+    runner.set_test_context(item.nodeid, settings.attempt)
     try:
         return (yield)
     finally:
-        runner.set_test_context("", _attempt())
+        runner.set_test_context("", settings.attempt)
 
 
-def _attempt() -> int:
-    text = os.environ.get("SIMPLER_ATTEMPT", "1")
-    return int(text) if text.isascii() and text.isdigit() and int(text) >= 1 else 1
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    test_report = yield
+    trace = item.stash.get(TRACE, None)
+    if trace is None:
+        return test_report
+    trace.reports.append(test_report)
+    if call.when == "call" and call.excinfo is not None:
+        trace.error = call.excinfo.value
+    if call.when == "teardown":
+        settings = item.config.stash[SETTINGS]
+        _sink(settings)(
+            build_test_record(
+                item.nodeid, trace, attempt=settings.attempt, retry_role=settings.retry_role
+            )
+        )
+    return test_report
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    pool = session.config.stash.get(POOL, None)
+    if pool is not None:
+        pool.shutdown()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_report_teststatus(
+    report: pytest.TestReport, config: pytest.Config
+) -> tuple[str, str, str] | None:
+    """With class lines on, a test prints no dot of its own."""
+    if PROGRESS not in config.stash:
+        return None
+    if report.failed:
+        return ("failed", "", "FAILED") if report.when == "call" else ("error", "", "ERROR")
+    if report.skipped:
+        return "skipped", "", "SKIPPED"
+    return ("passed", "", "PASSED") if report.when == "call" else ("", "", "")
+
+
+@pytest.fixture
+def worker(request: pytest.FixtureRequest) -> Iterator[PooledWorker]:
+    """The pooled L2 worker for this test's runtime on this process's device."""
+    config = request.config
+    settings = config.stash[SETTINGS]
+    marker = request.node.get_closest_marker("runtime")
+    runtime = str(marker.args[0]) if marker and marker.args else DEFAULT_RUNTIME
+    pooled = config.stash[POOL].get(runtime)
+    trace = request.node.stash[TRACE]
+    trace.worker, trace.runtime, trace.device = str(pooled.key), runtime, pooled.key.device
+    if not pooled.runnable:
+        _refuse_unrunnable(pooled, request.node.nodeid, settings, trace)
+    yield pooled
+    trace.poisoned = pooled.after_test(trace.error, request.node.nodeid)
+
+
+def _refuse_unrunnable(
+    pooled: PooledWorker, nodeid: str, settings: PluginSettings, trace: TestTrace
+) -> None:
+    if settings.phase == "retry":
+        # The fresh process was the last chance: this is a failure, not another skip.
+        pytest.fail(f"no usable device in a fresh process: {pooled.skip_reason}", pytrace=False)
+    trace.poison_skip_reason = pooled.skip_reason
+    _sink(settings)(
+        {
+            "type": "poison_skip",
+            "selector": nodeid,
+            "nodeid": nodeid,
+            "runtime": pooled.key.runtime,
+            "worker": str(pooled.key),
+            "reason": pooled.skip_reason,
+        }
+    )
+    pytest.skip(pooled.skip_reason)
+
+
+@pytest.fixture
+def simpler_platform(request: pytest.FixtureRequest) -> str:
+    """The platform this run targets (``--platform``)."""
+    return request.config.stash[SETTINGS].platform
+
+
+@pytest.fixture
+def devices(request: pytest.FixtureRequest) -> list[int]:
+    """The device ids this process was given (a Resource child's allocation)."""
+    return list(request.config.stash[SETTINGS].devices)
+
+
+class _ProgressReporter:
+    """Feeds the class lines from wherever the reports arrive (this process or xdist's)."""
+
+    def __init__(self, progress: ClassProgress) -> None:
+        self._progress = progress
+        self._outcomes: dict[str, tuple[str, float, str]] = {}
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._progress.expect([item.nodeid for item in session.items])
+
+    def pytest_xdist_node_collection_finished(self, node: object, ids: list[str]) -> None:
+        self._progress.expect(ids)
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        self._progress.started()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        outcome, duration, message = self._outcomes.get(report.nodeid, ("passed", 0.0, ""))
+        duration += report.duration
+        if report.failed:
+            outcome = "failed" if report.when == "call" else "error"
+            message = message or _first_line(report.longreprtext)
+        elif report.skipped and outcome == "passed":
+            outcome = "skipped"
+        self._outcomes[report.nodeid] = (outcome, duration, message)
+        if report.when == "teardown":
+            del self._outcomes[report.nodeid]
+            self._progress.finished(report.nodeid, outcome, duration, message)
+
+
+def _first_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.startswith("E ")]
+    return lines[0][1:].strip() if lines else ""

@@ -20,6 +20,7 @@ __all__ = [
     "DEFAULT_REPORT",
     "RECORD_TYPES",
     "SCHEMA",
+    "Record",
     "ReportContents",
     "ReportUnreadable",
     "append",
@@ -32,6 +33,8 @@ __all__ = [
 SCHEMA = 1
 DEFAULT_REPORT = Path(".simpler") / "report.jsonl"
 RECORD_TYPES = ("phase", "test", "child", "lifecycle", "poison_skip")
+
+Record = dict[str, Any]
 
 
 class ReportUnreadable(OSError):

@@ -15,13 +15,9 @@ import numpy as np
 import pytest
 
 from simpler import DeviceRuntimeError
+from simpler.platforms import OP_TIMEOUT, POISONED_INIT
 from simpler.runner import Runner, open_runner
 
-OP_TIMEOUT = {
-    "a5sim": (507046, "aclrtSynchronizeStreamWithTimeout"),
-    "a2a3sim": (507018, "aclrtSynchronizeStreamWithTimeout"),
-}
-POISONED_INIT = {"a5sim": (62, "halResMap"), "a2a3sim": (507899, "rtMalloc")}
 
 
 def _ready(platform: str, device: int) -> Runner:

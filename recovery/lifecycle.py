@@ -1,0 +1,218 @@
+"""The pooled worker's lifecycle: a ``transitions`` machine declared as one table.
+
+The callbacks call the device runner; every transition becomes a ``lifecycle``
+record through the sink the worker was given.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from transitions import EventData, Machine
+
+from recovery.policy import poisons_worker
+from simpler.errors import DeviceRuntimeError
+
+if TYPE_CHECKING:
+    from simpler.runner import Runner
+
+__all__ = [
+    "DEFAULT_RESET_ATTEMPTS",
+    "STATES",
+    "TRANSITIONS",
+    "PooledWorker",
+    "RecordSink",
+    "WorkerKey",
+    "reset_attempts",
+]
+
+STATES = ["created", "healthy", "poisoned", "force_reset", "rebuilt", "skipped", "closed"]
+
+# The whole lifecycle; docs/lifecycle.md is generated from it.
+TRANSITIONS: list[dict[str, Any]] = [
+    {"trigger": "init_ok", "source": "created", "dest": "healthy"},
+    {"trigger": "device_error", "source": ["created", "healthy", "rebuilt"], "dest": "poisoned"},
+    {"trigger": "start_force_reset", "source": "poisoned", "dest": "force_reset"},
+    {"trigger": "reset_retry", "source": "force_reset", "dest": "force_reset"},
+    {"trigger": "rebuild_ok", "source": "force_reset", "dest": "rebuilt"},
+    {"trigger": "give_up", "source": "force_reset", "dest": "skipped"},
+    {"trigger": "close", "source": [s for s in STATES if s != "closed"], "dest": "closed"},
+]
+
+DEFAULT_RESET_ATTEMPTS = 3
+RUNNABLE_STATES = ("healthy", "rebuilt")
+
+RecordSink = Callable[[dict[str, Any]], None]
+RunnerFactory = Callable[[str, int], "Runner"]
+
+
+def reset_attempts() -> int:
+    text = os.environ.get("SIMPLER_RESET_ATTEMPTS", "")
+    if not text:
+        return DEFAULT_RESET_ATTEMPTS
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise ValueError(f"SIMPLER_RESET_ATTEMPTS must be a positive integer, got {text!r}")
+    return int(text)
+
+
+@dataclass(frozen=True)
+class WorkerKey:
+    platform: str
+    runtime: str
+    device: int
+    xdist_worker: str  # "gw0", or "main" without xdist
+
+    def __str__(self) -> str:
+        return f"{self.platform}/{self.runtime}/dev{self.device}/{self.xdist_worker}"
+
+
+def _default_factory(platform: str, device: int) -> Runner:
+    from simpler.runner import open_runner
+
+    return open_runner(platform, device)
+
+
+class PooledWorker:
+    """One runner reused by many tests, healed after a device fault instead of reused broken."""
+
+    # Both are put on the model by transitions.Machine.
+    state: str
+    trigger: Callable[..., bool]
+
+    def __init__(
+        self,
+        key: WorkerKey,
+        sink: RecordSink,
+        *,
+        recovery: bool = True,
+        max_attempts: int = DEFAULT_RESET_ATTEMPTS,
+        factory: RunnerFactory = _default_factory,
+    ) -> None:
+        self.key = key
+        self.recovery = recovery
+        self.max_attempts = max_attempts
+        self.path: list[str] = ["created"]
+        self.skip_reason = ""
+        self._sink = sink
+        self._factory = factory
+        self.runner: Runner | None = None
+        self._machine = Machine(
+            model=self,
+            states=STATES,
+            transitions=TRANSITIONS,
+            initial="created",
+            send_event=True,
+            after_state_change="_record_transition",
+            auto_transitions=False,
+        )
+
+    @property
+    def runnable(self) -> bool:
+        return self.state in RUNNABLE_STATES or (not self.recovery and self.state == "poisoned")
+
+    def start(self) -> None:
+        """Open and init the runner; a failed init is healed like any device fault."""
+        try:
+            self.runner = self._factory(self.key.platform, self.key.device)
+            self.runner.init()
+        except DeviceRuntimeError as error:
+            self._poison(error, nodeid="")
+            return
+        self.trigger("init_ok")
+
+    def run(self, kernel: str, *arrays: Any) -> Any:
+        if self.runner is None:
+            raise RuntimeError(f"worker {self.key} has no runner (state {self.state})")
+        return self.runner.run(kernel, *arrays)
+
+    def after_test(self, error: BaseException | None, nodeid: str) -> bool:
+        """Check the card after a test; True when the test's outcome poisoned the worker."""
+        if self.state not in RUNNABLE_STATES or self.runner is None:
+            return False
+        if not poisons_worker(error, self.runner.probe() and not self.runner.unusable):
+            return False
+        self._poison(error, nodeid)
+        return True
+
+    def shutdown(self) -> int:
+        """Finalize the runner and close the worker; the finalize rc (0 = card clean)."""
+        rc = self.runner.finalize() if self.runner is not None else 0
+        if self.runner is not None:
+            self.runner.close()
+        if self.state != "closed":
+            self.trigger("close", rc=rc or None)
+        return rc
+
+    def _poison(self, error: BaseException | None, nodeid: str) -> None:
+        rc, where = _rc_where(error)
+        self.trigger("device_error", rc=rc, where=where, nodeid=nodeid)
+        if self.recovery:
+            self._heal(nodeid)
+
+    def _heal(self, nodeid: str) -> None:
+        self.trigger("start_force_reset", nodeid=nodeid, attempt=1)
+        for attempt in range(1, self.max_attempts + 1):
+            failure = self._reset_and_rebuild()
+            if failure is None:
+                self.trigger("rebuild_ok", nodeid=nodeid, attempt=attempt)
+                return
+            rc, where = _rc_where(failure)
+            if attempt < self.max_attempts:
+                self.trigger("reset_retry", rc=rc, where=where, nodeid=nodeid, attempt=attempt + 1)
+            else:
+                self.skip_reason = (
+                    f"worker {self.key} could not be recovered: force reset/rebuild failed "
+                    f"{self.max_attempts} time(s) (last: rc {rc} at {where}); "
+                    "a fresh process will re-run this test"
+                )
+                self.trigger("give_up", rc=rc, where=where, nodeid=nodeid, attempt=attempt)
+
+    def _reset_and_rebuild(self) -> DeviceRuntimeError | None:
+        """One force reset and rebuild, checked by a probe; the error when it did not take."""
+        try:
+            if self.runner is not None:
+                self.runner.force_reset()
+                self.runner.close()
+                self.runner = None
+            self.runner = self._factory(self.key.platform, self.key.device)
+            self.runner.init()
+            if not self.runner.probe():
+                raise DeviceRuntimeError(
+                    -1,
+                    "probe",
+                    "card still dirty after force reset and rebuild",
+                    device=self.key.device,
+                    platform=self.key.platform,
+                )
+        except DeviceRuntimeError as error:
+            return error
+        return None
+
+    def _record_transition(self, event: EventData) -> None:
+        assert event.transition is not None
+        dest = event.transition.dest or self.state
+        self.path.append(dest)
+        self._sink(
+            {
+                "type": "lifecycle",
+                "worker": str(self.key),
+                "runtime": self.key.runtime,
+                "device": self.key.device,
+                "source": event.transition.source,
+                "dest": dest,
+                "trigger": event.event.name,
+                "rc": event.kwargs.get("rc"),
+                "where": event.kwargs.get("where"),
+                "nodeid": event.kwargs.get("nodeid", ""),
+                "attempt": event.kwargs.get("attempt"),
+            }
+        )
+
+
+def _rc_where(error: BaseException | None) -> tuple[int | None, str | None]:
+    if isinstance(error, DeviceRuntimeError):
+        return error.rc, error.where
+    return None, None

@@ -1,0 +1,183 @@
+"""The ``simpler`` command: parse, validate, hand over to the phases or the report.
+
+Bad input is one line on stderr and exit 2; an unreadable report is exit 3.
+Nothing here imports cppyy: the device runner loads in the pytest processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import sys
+import time
+from pathlib import Path
+from typing import NoReturn
+
+from simpler import report
+from simpler.devices import parse_devices
+from simpler.platforms import SIM_PLATFORMS
+
+__all__ = ["main"]
+
+EXIT_USAGE, EXIT_INFRA = 2, 3
+PHASE_NAMES = ("l2", "resource", "retry", "report")
+
+
+class UsageError(Exception):
+    """Bad input: one line on stderr, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # One clear line, not argparse's usage block.
+        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
+def _positive_int(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return int(text)
+
+
+def _build_parser() -> _Parser:
+    parser = _Parser(prog="simpler", description="Test orchestrator for device test suites.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = commands.add_parser("run", help="run the phases of a suite")
+    run.add_argument("--platform", required=True, help="a5sim or a2a3sim")
+    run.add_argument("--device", required=True, help="device ids: 0, 0-7, 0,2,5, 0,2-4,7")
+    run.add_argument("--phases", default=",".join(PHASE_NAMES), help="comma-separated phases")
+    run.add_argument(
+        "--report", help="report file (default: $SIMPLER_REPORT or .simpler/report.jsonl)"
+    )
+    run.add_argument("--fail-on-flaky", action="store_true")
+    run.add_argument("-j", "--max-parallel", type=_positive_int)
+    run.add_argument("--no-recovery", action="store_true", help="never reset a poisoned worker")
+    run.add_argument("--tail-lines", type=_positive_int, default=80)
+
+    rep = commands.add_parser("report", help="print the summary of report files, set the exit code")
+    rep.add_argument("--file", action="append", dest="files", help="a report file (repeatable)")
+    rep.add_argument("--fail-on-flaky", action="store_true")
+    rep.add_argument("--tail-lines", type=_positive_int, default=80)
+
+    life = commands.add_parser("lifecycle", help="the worker lifecycle diagram")
+    life.add_argument("--mermaid", action="store_true", required=True)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["capacity"]:
+        from simpler.capacity.command import main as capacity_main
+
+        return capacity_main(args_list[1:])
+    own, pytest_args = _split_pytest_args(args_list)
+    try:
+        args = _build_parser().parse_args(own)
+        if args.command == "run":
+            return _run(args, pytest_args)
+        if pytest_args:
+            raise UsageError(f"simpler {args.command}: unexpected arguments after --")
+        if args.command == "report":
+            return _report(args)
+        return _lifecycle()
+    except UsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _split_pytest_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    if "--" in argv:
+        cut = argv.index("--")
+        return argv[:cut], argv[cut + 1 :]
+    return argv, []
+
+
+def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
+    from simpler.phases import RunContext, run_phases
+    from simpler.pytest_command import requested_xdist_workers
+
+    if args.platform not in SIM_PLATFORMS:
+        raise UsageError(
+            f"simpler run: unknown platform {args.platform!r} (known: {', '.join(SIM_PLATFORMS)})"
+        )
+    try:
+        devices = parse_devices(args.device)
+    except ValueError as error:
+        raise UsageError(f"simpler run: {error}") from None
+    phases = [p.strip() for p in args.phases.split(",") if p.strip()]
+    unknown = [p for p in phases if p not in PHASE_NAMES]
+    if unknown or not phases:
+        named = ", ".join(unknown) or "(none)"
+        raise UsageError(f"simpler run: unknown phase {named} (known: {', '.join(PHASE_NAMES)})")
+    workers = requested_xdist_workers(pytest_args) or args.max_parallel
+    if workers is not None and workers > len(devices):
+        raise UsageError(
+            f"simpler run: {workers} parallel workers asked for, but --device {args.device} names "
+            f"{len(devices)} device(s); a device is never shared"
+        )
+    path = report.report_path(args.report).resolve()
+    ctx = RunContext(
+        platform=args.platform,
+        devices=devices,
+        report=path,
+        run_id=_run_id(path, starts_run="l2" in phases or "resource" in phases),
+        pytest_args=pytest_args,
+        fail_on_flaky=args.fail_on_flaky,
+        max_parallel=args.max_parallel,
+        recovery=not args.no_recovery,
+        tail_lines=args.tail_lines,
+    )
+    return run_phases(ctx, phases)
+
+
+def _run_id(path: Path, *, starts_run: bool) -> str:
+    """A new id for a run that starts with a test phase; otherwise continue the file's latest."""
+    import os
+
+    if os.environ.get("SIMPLER_RUN_ID"):
+        return os.environ["SIMPLER_RUN_ID"]
+    if not starts_run:
+        try:
+            runs = [r["run"] for r in report.read(path) if r.get("run")]
+        except report.ReportUnreadable:
+            runs = []
+        if runs:
+            return str(runs[-1])
+    return time.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from simpler.summary import select_latest_runs, summarize
+
+    files = args.files or [str(report.report_path())]
+    per_file, malformed = [], 0
+    for name in files:
+        try:
+            contents = report.read_contents(name)
+        except report.ReportUnreadable as error:
+            print(f"error: {error}", file=sys.stderr)
+            return EXIT_INFRA
+        per_file.append(contents.records)
+        malformed += contents.malformed
+    if not any(per_file) and malformed:
+        print(
+            f"error: no readable record in {', '.join(files)} ({malformed} malformed line(s))",
+            file=sys.stderr,
+        )
+        return EXIT_INFRA
+    summary = summarize(
+        select_latest_runs(per_file),
+        malformed=malformed,
+        fail_on_flaky=args.fail_on_flaky,
+        tail_lines=args.tail_lines,
+    )
+    print(summary.text)
+    return summary.exit_code
+
+
+def _lifecycle() -> int:
+    from recovery.diagram import mermaid
+
+    print(mermaid(), end="")
+    return 0

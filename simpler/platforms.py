@@ -1,0 +1,18 @@
+"""The platforms the embedded simulator implements and the codes they fail with.
+
+Cheap to import (no cppyy, no numpy). The C++ simulator (runner/simcard.cpp)
+returns the same codes; DESIGN.md's error contract is the source of both.
+"""
+
+__all__ = ["LAUNCH_FAULT", "OP_TIMEOUT", "POISONED_INIT", "SIM_PLATFORMS", "UNUSABLE_RC"]
+
+SIM_PLATFORMS = ("a5sim", "a2a3sim")
+
+# (rc, where) per platform
+OP_TIMEOUT = {
+    "a5sim": (507046, "aclrtSynchronizeStreamWithTimeout"),
+    "a2a3sim": (507018, "aclrtSynchronizeStreamWithTimeout"),
+}
+POISONED_INIT = {"a5sim": (62, "halResMap"), "a2a3sim": (507899, "rtMalloc")}
+LAUNCH_FAULT = (207001, "rtKernelLaunchWithHandleV2")
+UNUSABLE_RC = -1

@@ -1,0 +1,281 @@
+"""The end-of-run summary: report records in, one plain-text summary and an exit code out.
+
+Pure: no files, no environment, no GitHub Actions markup (the CLI adds those). The text is
+printed last, outside any log group, so every unrecovered failure is visible in the tail.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from simpler.report import Record
+from simpler.verdicts import (
+    OUTCOME_ORDER,
+    Analysis,
+    Failure,
+    PhaseAccount,
+    Verdict,
+    analyze,
+    select_latest_runs,
+)
+
+__all__ = ["Summary", "failure_details", "failure_headline", "select_latest_runs", "summarize"]
+
+# CSI (colours, cursor) and OSC (titles, links) sequences: the summary is plain text.
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+_INDENT = "    "
+
+
+@dataclass
+class Summary:
+    text: str
+    exit_code: int  # 0 green; 1 unrecovered failures, incomplete run, or no tests ran
+    verdicts: dict[str, Verdict]  # final verdict per node id
+    incomplete: bool
+    runs: list[str] = field(default_factory=list)
+    phases: list[PhaseAccount] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)  # unrecovered, in report order
+    recovered: list[Verdict] = field(default_factory=list)
+    flaky: list[Verdict] = field(default_factory=list)
+    malformed: int = 0
+
+    @property
+    def no_tests_ran(self) -> bool:
+        return not self.verdicts
+
+
+def summarize(
+    records: list[Record], *, malformed: int = 0, fail_on_flaky: bool = False, tail_lines: int = 80
+) -> Summary:
+    analysis = analyze(records)
+    summary = Summary(
+        text="",
+        exit_code=0,
+        verdicts=analysis.verdicts,
+        incomplete=bool(analysis.incomplete_phases),
+        runs=analysis.runs,
+        phases=analysis.phases,
+        failures=analysis.failures,
+        recovered=analysis.with_outcome("recovered"),
+        flaky=analysis.with_outcome("flaky"),
+        malformed=malformed,
+    )
+    red = summary.failures or summary.incomplete or summary.no_tests_ran
+    summary.exit_code = 1 if red or (fail_on_flaky and summary.flaky) else 0
+    summary.text = _render(summary, analysis, fail_on_flaky, tail_lines)
+    return summary
+
+
+def _render(summary: Summary, analysis: Analysis, fail_on_flaky: bool, tail_lines: int) -> str:
+    lines = _header(summary)
+    multi_run = len(summary.runs) > 1
+    lines += [_phase_line(p, multi_run, _failed_children_in(p, summary)) for p in summary.phases]
+    lines.append("")
+    if summary.incomplete:
+        names = ", ".join(_phase_name(p, len(summary.runs) > 1) for p in analysis.incomplete_phases)
+        lines.append(
+            f"*** Run is INCOMPLETE: phase(s) {names} started and never ended; "
+            "what finished is listed below ***"
+        )
+    if summary.no_tests_ran:
+        lines.append("*** no tests ran: the report holds no test verdict ***")
+    lines += _failures_section(summary.failures, analysis, tail_lines)
+    lines += _retried_section(summary.recovered, summary.flaky)
+    lines.append(_verdict_line(summary, fail_on_flaky))
+    return "\n".join(lines) + "\n"
+
+
+def _header(summary: Summary) -> list[str]:
+    runs = ", ".join(summary.runs) or "(no run id)"
+    lines = [f"simpler summary: run{'s' if len(summary.runs) > 1 else ''} {runs}"]
+    if summary.malformed:
+        lines.append(f"{summary.malformed} malformed report line(s) skipped")
+    return lines
+
+
+def _failed_children_in(phase: PhaseAccount, summary: Summary) -> int:
+    return sum(
+        1
+        for f in summary.failures
+        if f.kind == "child" and f.child is not None and _text(f.child, "phase") == phase.name
+    )
+
+
+def _phase_line(phase: PhaseAccount, name_runs: bool, failed_children: int) -> str:
+    counts = _counts_text(phase.counts) or "no test records"
+    if failed_children:  # a crashed child leaves no test record: count it where it ran
+        counts += f", {failed_children} child job(s) failed"
+    if phase.counts_from_end_record:
+        counts += " (from the phase end record)"
+    notes = [f"{phase.duration_s:.1f}s"] if phase.duration_s else []
+    if phase.returncode:
+        notes.append(f"returncode {phase.returncode}")
+    line = f"{phase.name or '(no phase)'}: {counts}" + (f" ({', '.join(notes)})" if notes else "")
+    if phase.incomplete:
+        line += " -- INCOMPLETE (started, never ended)"
+        if name_runs:
+            line += f" in run {', '.join(phase.unfinished_runs)}"
+    return line
+
+
+def _phase_name(phase: PhaseAccount, name_runs: bool) -> str:
+    return f"{phase.name} (run {', '.join(phase.unfinished_runs)})" if name_runs else phase.name
+
+
+def _counts_text(counts: dict[str, int]) -> str:
+    known = [o for o in OUTCOME_ORDER if counts.get(o)]
+    ordered = known + sorted(o for o in counts if o not in OUTCOME_ORDER and counts[o])
+    return ", ".join(f"{counts[o]} {o}" for o in ordered)
+
+
+def _failures_section(failures: list[Failure], analysis: Analysis, tail_lines: int) -> list[str]:
+    if not failures:
+        return ["No unrecovered failures.", ""]
+    lines = [f"*** {len(failures)} unrecovered failure(s) ***", ""]
+    for number, failure in enumerate(failures, 1):
+        lines.append(f"{number}) {failure_headline(failure)}")
+        lines += [f"  {line}" for line in failure_details(failure, analysis, tail_lines)]
+        lines.append("")
+    return lines
+
+
+def failure_headline(failure: Failure) -> str:
+    """One line naming the failure and why, fit for an annotation title."""
+    if failure.kind == "phase" and failure.phase is not None:
+        return (
+            f"phase {failure.phase.name} ended with returncode {failure.phase.returncode} "
+            "but reported no failing test"
+        )
+    if failure.kind == "child" and failure.child is not None:
+        child = failure.child
+        name = f"child {_text(child, 'label') or '?'}"
+        if failure.nodeid:
+            name += f" ({failure.nodeid})"
+        return f"{name}: {_exit_text(child)}"
+    verdict = failure.verdict
+    assert verdict is not None  # a "test" failure always carries its verdict
+    why = "poison_skipped, never re-run" if verdict.never_rerun else verdict.outcome
+    rc = _rc_text(verdict.record)
+    return f"{verdict.nodeid}: {why}" + (f", {rc}" if rc else "")
+
+
+def failure_details(failure: Failure, analysis: Analysis, tail_lines: int = 80) -> list[str]:
+    """The lines under a failure's headline: where it ran, why, and its last output."""
+    lines: list[str] = []
+    if failure.kind == "test" and failure.verdict is not None:
+        lines += _test_details(failure.verdict, analysis)
+        if failure.verdict.never_rerun:
+            return lines  # it never ran: there is no output to show
+        lines += _tail_lines(_text(failure.verdict.record, "tail"), tail_lines, "")
+    if failure.child is not None:
+        lines += _child_details(failure.child, tail_lines, attached=failure.kind == "test")
+    return lines
+
+
+def _test_details(verdict: Verdict, analysis: Analysis) -> list[str]:
+    record = verdict.record
+    if verdict.never_rerun and verdict.registration is not None:
+        record = {**record, **verdict.registration}  # the registration knows why it skipped
+    where = [f"phase {verdict.phase or '(none)'}", f"attempt {verdict.attempt}"]
+    where += [
+        f"{key} {record[key]}" for key in ("device", "runtime") if record.get(key) is not None
+    ]
+    if isinstance(record.get("duration_s"), int | float):
+        where.append(f"{record['duration_s']:.1f}s")
+    lines = [", ".join(where)]
+    worker = _text(record, "worker")
+    if worker:
+        path = analysis.lifecycle.get((_text(record, "run"), worker), [])
+        lifecycle = " -> ".join(path) or "no lifecycle records"
+        poisoned = " (this failure poisoned it)" if record.get("poisoned") else ""
+        lines.append(f"worker {worker}: {lifecycle}{poisoned}")
+    if verdict.never_rerun:
+        lines.append(f"skipped because: {_one_line(_text(record, 'reason')) or '(no reason)'}")
+        if record.get("selector"):
+            lines.append(f"poison selector: {record['selector']}")
+    elif record.get("message"):
+        lines.append(f"message: {_one_line(_text(record, 'message'))}")
+    return lines
+
+
+def _child_details(child: Record, tail_lines: int, *, attached: bool) -> list[str]:
+    devices = ",".join(map(str, child.get("devices") or [])) or "?"
+    facts = [f"devices {devices}"]
+    if isinstance(child.get("duration_s"), int | float):
+        facts.append(f"{child['duration_s']:.1f}s")
+    if attached:  # under a failed test: say which child job ran it, and how it ended
+        facts.insert(0, f"child {_text(child, 'label')}: {_exit_text(child)}")
+    lines = [", ".join(facts)]
+    if child.get("reached_summary") is False:
+        lines.append("crashed before pytest's summary line")
+    if child.get("log"):
+        lines.append(f"log: {child['log']}")
+    return lines + _tail_lines(_text(child, "tail"), tail_lines, _text(child, "log"))
+
+
+def _tail_lines(tail: str, limit: int, log: str) -> list[str]:
+    lines = _ANSI.sub("", tail).rstrip().splitlines()
+    if not lines or limit <= 0:
+        return []
+    shown = lines[-limit:]
+    header = "output:"
+    if len(shown) < len(lines):
+        where = f"; full output in {log}" if log else ""
+        header = f"output (last {len(shown)} of {len(lines)} lines{where}):"
+    return [header] + [f"{_INDENT}{line}" for line in shown]
+
+
+def _retried_section(recovered: list[Verdict], flaky: list[Verdict]) -> list[str]:
+    lines = [f"Recovered (re-run in a fresh process): {len(recovered)}"]
+    lines += [f"  {v.nodeid} (attempt {v.attempt})" for v in recovered]
+    lines.append(f"Flaky (failed, then passed on retry): {len(flaky)}")
+    lines += [f"  {v.nodeid} passed on attempt {v.attempt}" for v in flaky]
+    lines.append("")
+    return lines
+
+
+def _verdict_line(summary: Summary, fail_on_flaky: bool) -> str:
+    outcomes = [v.outcome for v in summary.verdicts.values()]
+    parts = [] if outcomes else ["no tests ran"]
+    parts += [
+        f"{outcomes.count('passed')} passed",
+        f"{len(summary.recovered)} recovered",
+        f"{len(summary.flaky)} flaky",
+        f"{len(summary.failures)} failed",
+    ]
+    if outcomes.count("skipped"):
+        parts.append(f"{outcomes.count('skipped')} skipped")
+    reasons = [
+        r
+        for r, applies in (
+            ("INCOMPLETE", summary.incomplete),
+            ("flaky fails the run: --fail-on-flaky", fail_on_flaky and bool(summary.flaky)),
+        )
+        if applies
+    ]
+    suffix = f" ({'; '.join(reasons)})" if reasons else ""
+    return f"simpler: {', '.join(parts)} -> exit {summary.exit_code}{suffix}"
+
+
+def _exit_text(child: Record) -> str:
+    signal = _text(child, "signal")
+    status = signal or f"rc={child.get('returncode')}"
+    return status + (" (timed out)" if child.get("timed_out") else "")
+
+
+def _rc_text(record: Record) -> str:
+    if record.get("rc") is None:
+        return ""
+    where = _text(record, "where")
+    return f"rc={record['rc']}" + (f" at {where}" if where else "")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(_ANSI.sub("", text).split())
+
+
+def _text(record: Record, key: str) -> str:
+    value: Any = record.get(key)
+    return "" if value is None else str(value)

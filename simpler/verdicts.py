@@ -1,0 +1,292 @@
+"""Final verdicts from report records: what each test ended as, and what still fails.
+
+Pure computation over the records of ``simpler.report``; nothing here renders text.
+``simpler.summary`` turns an :class:`Analysis` into the summary a user reads.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from simpler.report import Record
+
+__all__ = [
+    "GREEN_OUTCOMES",
+    "OUTCOME_ORDER",
+    "PASSING_OUTCOMES",
+    "PHASE_ORDER",
+    "Analysis",
+    "Failure",
+    "PhaseAccount",
+    "Verdict",
+    "analyze",
+    "decide_verdicts",
+    "select_latest_runs",
+]
+
+PHASE_ORDER = ("l2", "resource", "retry", "report")
+OUTCOME_ORDER = ("passed", "failed", "error", "skipped", "poison_skipped", "recovered", "flaky")
+PASSING_OUTCOMES = frozenset({"passed", "recovered", "flaky"})
+# Anything outside this set (including an outcome this version does not know) is a failure:
+# a verdict nobody can read must not pass for green.
+GREEN_OUTCOMES = PASSING_OUTCOMES | {"skipped"}
+# Phases that only read the report: one left unfinished or failed cannot hide a test.
+READER_PHASES = frozenset({"report"})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    nodeid: str
+    outcome: str
+    phase: str
+    attempt: int
+    record: Record  # the test record that decided it, or the poison_skip registration
+    registration: Record | None = None  # the latest poison_skip record for this node id
+
+    @property
+    def green(self) -> bool:
+        return self.outcome in GREEN_OUTCOMES
+
+    @property
+    def never_rerun(self) -> bool:
+        return self.outcome == "poison_skipped"
+
+
+@dataclass(frozen=True)
+class PhaseAccount:
+    name: str
+    counts: dict[str, int]  # outcome -> tests whose last record in this phase had it
+    counts_from_end_record: bool  # no test records: counts are the phase end record's
+    unfinished_runs: tuple[str, ...]  # runs in which this phase started and never ended
+    returncode: int | None  # the worst end returncode; None when it never ended
+    duration_s: float
+
+    @property
+    def incomplete(self) -> bool:
+        return bool(self.unfinished_runs)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One unrecovered failure: a test verdict, a failed child job, or a failed phase."""
+
+    kind: str  # "test", "child" or "phase"
+    nodeid: str = ""
+    verdict: Verdict | None = None
+    child: Record | None = None  # the failed child job (also attached to a failed test)
+    phase: PhaseAccount | None = None
+
+
+@dataclass(frozen=True)
+class Analysis:
+    runs: list[str]
+    verdicts: dict[str, Verdict]
+    phases: list[PhaseAccount]
+    failures: list[Failure]
+    lifecycle: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (run, worker)
+
+    @property
+    def incomplete_phases(self) -> list[PhaseAccount]:
+        return [phase for phase in self.phases if phase.incomplete]
+
+    def with_outcome(self, outcome: str) -> list[Verdict]:
+        return [verdict for verdict in self.verdicts.values() if verdict.outcome == outcome]
+
+
+def select_latest_runs(records_by_file: Sequence[Sequence[Record]]) -> list[Record]:
+    """Per file, only the records of its latest run; then all files concatenated.
+
+    A report file that outlives a run (a developer's default path) accumulates runs;
+    CI matrix shards each write their own file and run id and merge into one summary.
+    """
+    selected: list[Record] = []
+    for records in records_by_file:
+        latest = next((run for run in map(_run_of, reversed(records)) if run), "")
+        # No run id at all (plain pytest, outside ``simpler run``): the file is one run.
+        selected.extend(r for r in records if not latest or _run_of(r) == latest)
+    return selected
+
+
+def analyze(records: Sequence[Record]) -> Analysis:
+    verdicts = decide_verdicts(records)
+    phases = _account_phases(records)
+    return Analysis(
+        runs=list(dict.fromkeys(run for run in map(_run_of, records) if run)),
+        verdicts=verdicts,
+        phases=phases,
+        failures=_find_failures(records, verdicts, phases),
+        lifecycle=_lifecycle_paths(records),
+    )
+
+
+def decide_verdicts(records: Iterable[Record]) -> dict[str, Verdict]:
+    """The last test record (or poison registration) of each node id, phases in order."""
+    verdicts: dict[str, Verdict] = {}
+    registrations: dict[str, Record] = {}
+    for record in _in_phase_order(records):
+        nodeid = _text(record, "nodeid")
+        if not nodeid or record.get("type") not in ("test", "poison_skip"):
+            continue
+        if record["type"] == "poison_skip":
+            registrations[nodeid] = record
+        candidate = _verdict_of(nodeid, record)
+        current = verdicts.get(nodeid)
+        if current is None or _supersedes(candidate, current):
+            verdicts[nodeid] = candidate
+    return {
+        nodeid: replace(verdict, registration=registrations.get(nodeid))
+        for nodeid, verdict in verdicts.items()
+    }
+
+
+def _verdict_of(nodeid: str, record: Record) -> Verdict:
+    outcome = "poison_skipped" if record["type"] == "poison_skip" else _text(record, "outcome")
+    attempt = _int(record, "attempt")
+    return Verdict(
+        nodeid=nodeid,
+        outcome=outcome or "unknown",
+        phase=_text(record, "phase"),
+        attempt=attempt if attempt is not None else 1,
+        record=record,
+    )
+
+
+def _supersedes(new: Verdict, old: Verdict) -> bool:
+    # A poison-skipped test may also reach pytest as a plain skip in the same phase; that
+    # skip must not erase the registration, or the test would lose its verdict silently.
+    same_phase_skip = new.outcome == "skipped" and new.phase == old.phase
+    return not (same_phase_skip and old.outcome == "poison_skipped")
+
+
+def _in_phase_order(records: Iterable[Record]) -> list[Record]:
+    # Within one file records are in time order. Shard files may be merged in any order,
+    # yet a retry record must still supersede the L2 record of the test it re-ran.
+    indexed = sorted(enumerate(records), key=lambda pair: (_phase_rank(pair[1]), pair[0]))
+    return [record for _, record in indexed]
+
+
+def _phase_rank(record: Record) -> int:
+    phase = _text(record, "phase")
+    return PHASE_ORDER.index(phase) if phase in PHASE_ORDER else 0
+
+
+def _account_phases(records: Sequence[Record]) -> list[PhaseAccount]:
+    seen = dict.fromkeys(_text(r, "phase") for r in records if r.get("type") == "phase")
+    seen.update(dict.fromkeys(_text(r, "phase") for r in records if r.get("type") == "test"))
+    ordered = [p for p in PHASE_ORDER if p in seen] + [p for p in seen if p not in PHASE_ORDER]
+    return [
+        _account_phase(name, [r for r in records if _text(r, "phase") == name]) for name in ordered
+    ]
+
+
+def _account_phase(name: str, records: list[Record]) -> PhaseAccount:
+    ends = [r for r in records if r.get("type") == "phase" and r.get("event") == "end"]
+    counts = Counter(verdict.outcome for verdict in decide_verdicts(records).values())
+    from_end = not counts
+    if from_end:
+        for end in ends:
+            counts.update(_counts_of(end))
+    returncodes = [rc for rc in (_int(end, "returncode") for end in ends) if rc is not None]
+    return PhaseAccount(
+        name=name,
+        counts=dict(counts),
+        counts_from_end_record=from_end and bool(counts),
+        unfinished_runs=() if name in READER_PHASES else _unfinished_runs(records),
+        returncode=max(returncodes, key=abs) if returncodes else None,
+        duration_s=sum(_float(end, "duration_s") for end in ends),
+    )
+
+
+def _unfinished_runs(phase_records: list[Record]) -> tuple[str, ...]:
+    balance: Counter[str] = Counter()
+    for record in phase_records:
+        if record.get("type") == "phase":
+            balance[_run_of(record)] += {"start": 1, "end": -1}.get(_text(record, "event"), 0)
+    return tuple(run for run, open_starts in balance.items() if open_starts > 0)
+
+
+def _counts_of(end_record: Record) -> Counter[str]:
+    counts = end_record.get("counts")
+    if not isinstance(counts, dict):
+        return Counter()
+    return Counter({str(k): v for k, v in counts.items() if isinstance(v, int) and v > 0})
+
+
+def _find_failures(
+    records: Sequence[Record], verdicts: dict[str, Verdict], phases: list[PhaseAccount]
+) -> list[Failure]:
+    children = _failed_children(records)
+    failures = [
+        Failure("test", nodeid, verdict=verdict, child=children.pop(nodeid, None))
+        for nodeid, verdict in verdicts.items()
+        if not verdict.green
+    ]
+    for key, child in children.items():
+        verdict = verdicts.get(key)
+        # A child whose test passed (or was recovered later) is not a failure; one whose
+        # test never reported (it crashed first) or only skipped must not pass for green.
+        if verdict is None or verdict.outcome not in PASSING_OUTCOMES:
+            failures.append(Failure("child", _text(child, "nodeid"), verdict=verdict, child=child))
+    failures += [Failure("phase", phase=phase) for phase in phases if _unexplained_failure(phase)]
+    return failures
+
+
+def _failed_children(records: Sequence[Record]) -> dict[str, Record]:
+    """The last child record per node id (or label), where that last one failed."""
+    last: dict[str, Record] = {}
+    for record in records:
+        if record.get("type") == "child":
+            last[_text(record, "nodeid") or f"child:{_text(record, 'label')}"] = record
+    return {key: child for key, child in last.items() if _child_failed(child)}
+
+
+def _child_failed(child: Record) -> bool:
+    # A missing returncode means nobody saw the child exit cleanly: that is not success.
+    return child.get("returncode") != 0 or bool(child.get("timed_out")) or bool(child.get("signal"))
+
+
+def _unexplained_failure(phase: PhaseAccount) -> bool:
+    # pytest exits 2-4 when interrupted, on an internal error or on a usage error: the phase
+    # ran nothing it could report, and a red phase with no red test must still be red.
+    # 1 with no failing test means the failing test's record was lost; 5 is "no tests
+    # collected", an empty selection rather than a failure.
+    if phase.name in READER_PHASES or phase.returncode in (None, 0, 5):
+        return False
+    return not any(
+        count for outcome, count in phase.counts.items() if outcome not in GREEN_OUTCOMES
+    )
+
+
+def _lifecycle_paths(records: Sequence[Record]) -> dict[tuple[str, str], list[str]]:
+    paths: dict[tuple[str, str], list[str]] = {}
+    for record in records:
+        if record.get("type") != "lifecycle":
+            continue
+        path = paths.setdefault((_run_of(record), _text(record, "worker")), [])
+        source, dest = _text(record, "source"), _text(record, "dest")
+        if source and (not path or path[-1] != source):
+            path.append(source)
+        if dest:
+            path.append(dest)
+    return paths
+
+
+def _run_of(record: Record) -> str:
+    return _text(record, "run")
+
+
+def _text(record: Record, key: str) -> str:
+    value = record.get(key)
+    return "" if value is None else str(value)
+
+
+def _int(record: Record, key: str) -> int | None:
+    value = record.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _float(record: Record, key: str) -> float:
+    value = record.get(key)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
