@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -22,6 +23,7 @@ ROOT = Path(__file__).resolve().parent
 ENV_DIR = ROOT / ".nox" / "simpler-env"
 ENV_BIN = ENV_DIR / "bin"
 EXTRAS = "test,lint"
+EXIT_USAGE, EXIT_INFRA = 2, 3
 
 
 def _install_key() -> str:
@@ -62,22 +64,87 @@ def lint(session: nox.Session) -> None:
     _python(session, "-m", "mypy", "simpler", "recovery")
 
 
+def _simpler(session: nox.Session, *args: str) -> None:
+    """Run ``simpler``; the session's exit code is simpler's (0, 1, 2 usage, 3 infrastructure)."""
+    env = {**os.environ, **_project_env(session)}
+    command = [str(ENV_BIN / "python"), "-m", "simpler", *args]
+    session.log(" ".join(command))
+    returncode = subprocess.run(command, env=env, check=False).returncode
+    if returncode in (EXIT_USAGE, EXIT_INFRA):
+        raise SystemExit(returncode)  # nox would turn any failure into 1
+    if returncode != 0:
+        session.error(f"simpler exited {returncode}")
+
+
+def _platform() -> str:
+    return os.environ.get("SIMPLER_PLATFORM", "a5sim")
+
+
+def _devices() -> str:
+    return os.environ.get("SIMPLER_DEVICES", "0-1")
+
+
 def _scene_suite(session: nox.Session, platform: str) -> None:
-    _python(
-        session, "-m", "pytest", "tests/st", *session.posargs, env={"SIMPLER_PLATFORM": platform}
+    # The phases' exit code is the report's, and so is this session's.
+    _simpler(
+        session,
+        "run",
+        "--platform",
+        platform,
+        "--device",
+        _devices(),
+        "--phases",
+        "l2,resource,retry,report",
+        "--",
+        "tests/st",
+        *session.posargs,
     )
 
 
 @nox.session(tags=["ci", "sim"])
 def st_a5(session: nox.Session) -> None:
-    """The scene suite on the simulated a5 card."""
+    """The scene suite on the simulated a5 card: l2 -> resource -> retry -> report."""
     _scene_suite(session, "a5sim")
 
 
 @nox.session(tags=["ci", "sim"])
 def st_a2a3(session: nox.Session) -> None:
-    """The scene suite on the simulated a2a3 card."""
+    """The scene suite on the simulated a2a3 card: l2 -> resource -> retry -> report."""
     _scene_suite(session, "a2a3sim")
+
+
+def _one_phase(session: nox.Session, phase: str, *pytest_args: str) -> None:
+    _simpler(
+        session,
+        "run",
+        "--platform",
+        _platform(),
+        "--device",
+        _devices(),
+        "--phases",
+        phase,
+        "--",
+        *pytest_args,
+        *session.posargs,
+    )
+
+
+@nox.session(tags=["sim", "phase"])
+def l2(session: nox.Session) -> None:
+    """Only the L2 phase (pooled workers), appending to the shared report file."""
+    _one_phase(session, "l2", "tests/st")
+
+
+@nox.session(tags=["sim", "phase"])
+def retry_poisoned(session: nox.Session) -> None:
+    """Only the retry phase: fresh processes for what the last run poison-skipped."""
+    _one_phase(session, "retry")
+
+
+@nox.session(tags=["sim", "phase"])
+def report(session: nox.Session) -> None:
+    """Only the report: the summary of the shared report file, and its exit code."""
+    _simpler(session, "report", *session.posargs)
 
 
 @nox.session(tags=["bench"])

@@ -10,7 +10,6 @@ import pytest
 
 # Short op-timeout so that reaping a hung op costs the suite little time.
 os.environ.setdefault("SIMPLER_OP_TIMEOUT_MS", "150")
-os.environ.pop("SIMPLER_SIM_FAULTS", None)
 
 PLATFORMS = ("a5sim", "a2a3sim")
 _next_device = itertools.count(100)

@@ -19,7 +19,6 @@ from simpler.platforms import OP_TIMEOUT, POISONED_INIT
 from simpler.runner import Runner, open_runner
 
 
-
 def _ready(platform: str, device: int) -> Runner:
     r = open_runner(platform, device)
     r.init()

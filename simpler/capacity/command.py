@@ -1,0 +1,161 @@
+"""``simpler capacity``: parse the flags, run the stages, print the report, pick the exit code.
+
+Exit codes: 0 the report was printed; 2 bad flags or bad input (an unreadable or invalid
+registry, a test file that does not parse, ``--step-summary`` outside GitHub Actions,
+``--pool`` while the scheduler's dry run is not built).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from simpler.capacity.aggregate import Capacity, aggregate
+from simpler.capacity.collect import collect
+from simpler.capacity.model import InputError, Loaded
+from simpler.capacity.pool import PoolResult, PoolUnavailable, load_dry_run, simulate_pool
+from simpler.capacity.registry import load_registry
+from simpler.capacity.render import SECTIONS, render_json, render_markdown
+from simpler.capacity.step_summary import append_step_summary, step_summary_path
+
+__all__ = ["build_parser", "main"]
+
+PROG = "simpler capacity"
+EXIT_OK = 0
+EXIT_USAGE = 2
+UNSIZED_NAMES_SHOWN = 20  # the warning stays one readable line; the report lists them all
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="How many device slots the suites need, per device count and backend.",
+    )
+    parser.add_argument(
+        "--registry",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE",
+        help="registrations as a JSON list or JSON Lines (repeatable)",
+    )
+    parser.add_argument(
+        "--collect",
+        nargs="+",
+        default=[],
+        metavar="PATH",
+        help="scene test files or directories; device counts from their device_count markers",
+    )
+    parser.add_argument(
+        "--section",
+        choices=SECTIONS,
+        default="summary",
+        help="which markdown section to print (default: summary)",
+    )
+    parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    parser.add_argument(
+        "--step-summary",
+        action="store_true",
+        help="also append the markdown to $GITHUB_STEP_SUMMARY (kept under 1 MiB)",
+    )
+    parser.add_argument(
+        "--pool",
+        type=_positive_int,
+        metavar="N",
+        help="simulate the enabled per-commit registrations on N devices",
+    )
+    parser.add_argument(
+        "--lenient",
+        action="store_true",
+        help="warn about bad entries and skip them instead of failing",
+    )
+    return parser
+
+
+def main(argv: Sequence[str]) -> int:
+    try:
+        args = build_parser().parse_args(list(argv))
+    except SystemExit as exc:  # argparse exits on --help and bad flags; callers want a code
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    try:
+        return _run(args)
+    except (InputError, PoolUnavailable) as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+
+
+def _run(args: argparse.Namespace) -> int:
+    if not args.registry and not args.collect:
+        raise InputError("nothing to report: give --registry FILE and/or --collect PATHS")
+    # Checked before any input is read, so that a run that cannot finish prints nothing.
+    dry_run = load_dry_run() if args.pool is not None else None
+    summary_file = step_summary_path() if args.step_summary else None
+    loaded = _load(args.registry, args.collect, lenient=args.lenient)
+    for warning in loaded.warnings:
+        _warn(warning)
+    capacity = aggregate(loaded.registrations)
+    _warn_unsized(capacity)
+    pool: PoolResult | None = None
+    if dry_run is not None:
+        pool = simulate_pool(loaded.registrations, args.pool, dry_run)
+    markdown = render_markdown(capacity, args.section, pool)
+    _print(render_json(capacity, pool) if args.format == "json" else markdown)
+    if summary_file is not None and append_step_summary(summary_file, markdown):
+        _warn("the step summary was cut to stay under GitHub's 1 MiB limit")
+    return EXIT_OK
+
+
+def _load(registries: Sequence[Path], collect_paths: Sequence[str], *, lenient: bool) -> Loaded:
+    loaded = Loaded()
+    for registry in registries:
+        loaded.extend(load_registry(registry, lenient=lenient))
+    if collect_paths:
+        loaded.extend(collect(collect_paths, lenient=lenient))
+    return loaded
+
+
+def _warn_unsized(capacity: Capacity) -> None:
+    """Unsized suites are never silent: name how many and (the first) which."""
+    names = capacity.unsized_suite_names()
+    if not names:
+        return
+    shown = ", ".join(names[:UNSIZED_NAMES_SHOWN])
+    rest = len(names) - UNSIZED_NAMES_SHOWN
+    more = f", and {rest} more" if rest > 0 else ""
+    suites = "suite" if len(names) == 1 else "suites"
+    _warn(
+        f"{len(names)} unsized {suites} (no device-count token, or tokens that disagree): "
+        f"{shown}{more}"
+    )
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _print(text: str) -> None:
+    try:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `simpler capacity | head` closed the pipe: not our error. Point stdout at devnull
+        # so that the interpreter's final flush does not raise it again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _warn(message: str) -> None:
+    print(f"{PROG}: warning: {message}", file=sys.stderr)
+
+
+def _error(message: str) -> None:
+    print(f"{PROG}: error: {message}", file=sys.stderr)

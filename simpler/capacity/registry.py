@@ -1,0 +1,226 @@
+"""Read and validate a registry file: a JSON list, or JSON Lines, of registrations.
+
+Each registration is an object ``{"filename", "backend", "suite", "est_time", "nightly",
+"disabled"}``. ``filename``, ``backend``, ``suite`` and ``est_time`` are required;
+``nightly`` defaults to false and ``disabled`` to null. Other fields are ignored, since
+large CI registries export more than the report needs. A bad entry is an error naming the
+file and the entry; with ``lenient`` it becomes a warning and the entry is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from simpler.capacity.model import InputError, Loaded, Registration
+
+__all__ = ["load_registry"]
+
+_TEXT_FIELDS = ("filename", "backend", "suite")
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One entry as found in the file, before validation."""
+
+    index: int  # position among the entries, from 0
+    line: int | None  # 1-based line in a JSON Lines file; None in a JSON list
+    value: object  # the decoded JSON, or None when the line was not JSON
+    parse_error: str | None = None
+
+
+def load_registry(path: Path, *, lenient: bool) -> Loaded:
+    """The valid registrations of ``path``; InputError on a bad entry unless ``lenient``."""
+    text = _read_text(path)
+    loaded = Loaded()
+    problems: list[str] = []
+    for entry in _entries(path, text):
+        outcome = _registration(entry)
+        if isinstance(outcome, Registration):
+            loaded.registrations.append(outcome)
+        else:
+            problems.append(f"{path}: {_describe(entry)}: {outcome}")
+    if problems and not lenient:
+        raise InputError(_first_of(problems))
+    loaded.warnings.extend(f"{problem} (skipped)" for problem in problems)
+    return loaded
+
+
+def _read_text(path: Path) -> str:
+    try:
+        # utf-8-sig: registries exported on Windows often start with a byte-order mark.
+        return path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InputError(f"cannot read registry {path}: {reason}") from None
+
+
+def _entries(path: Path, text: str) -> Iterator[_Entry]:
+    """The file's entries, whichever of the two accepted shapes it has."""
+    stripped = text.lstrip()
+    if not stripped:
+        return iter(())  # an empty registry is a valid, empty report
+    if stripped.startswith("["):
+        return _list_entries(path, text)
+    if stripped.startswith("{"):
+        return _json_lines_entries(path, text)
+    raise InputError(f"{path}: unknown top-level shape: {_shape_hint(text)}")
+
+
+def _list_entries(path: Path, text: str) -> Iterator[_Entry]:
+    try:
+        decoded = json.loads(text)
+    except json.JSONDecodeError as exc:
+        # A broken list cannot be split into entries, so even lenient mode stops here.
+        raise InputError(
+            f"{path}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+    assert isinstance(decoded, list)  # the text starts with "["
+    return (_Entry(index, None, value) for index, value in enumerate(decoded))
+
+
+def _json_lines_entries(path: Path, text: str) -> Iterator[_Entry]:
+    lines = [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
+    if _is_one_pretty_printed_object(lines, text):
+        raise InputError(f"{path}: unknown top-level shape: {_shape_hint(text)}")
+    for index, (number, line) in enumerate(lines):
+        try:
+            yield _Entry(index, number, json.loads(line))
+        except json.JSONDecodeError as exc:
+            yield _Entry(index, number, None, parse_error=f"not valid JSON: {exc.msg}")
+
+
+def _is_one_pretty_printed_object(lines: list[tuple[int, str]], text: str) -> bool:
+    """A multi-line single object (e.g. ``{"registrations": [...]}``) is not JSON Lines."""
+    if len(lines) < 2:
+        return False
+    try:
+        json.loads(lines[0][1])
+    except json.JSONDecodeError:
+        return _decodes(text)
+    return False
+
+
+def _decodes(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def _shape_hint(text: str) -> str:
+    expected = "expected a JSON list of registrations or JSON Lines of objects"
+    try:
+        decoded = json.loads(text)
+    except json.JSONDecodeError:
+        return f"{expected}, got text that is not JSON"
+    return f"{expected}, got one JSON {_json_type(decoded)}"
+
+
+def _registration(entry: _Entry) -> Registration | str:
+    """The entry as a Registration, or what is wrong with it."""
+    if entry.parse_error is not None:
+        return entry.parse_error
+    value = entry.value
+    if not isinstance(value, dict):
+        return f"must be an object, got {_json_type(value)}"
+    problems = [
+        problem
+        for problem in (
+            *(_text_problem(value, name) for name in _TEXT_FIELDS),
+            _est_time_problem(value),
+            _nightly_problem(value),
+            _disabled_problem(value),
+        )
+        if problem is not None
+    ]
+    if problems:
+        return "; ".join(problems)
+    return Registration(
+        filename=value["filename"],
+        backend=value["backend"],
+        suite=value["suite"],
+        est_time=float(value["est_time"]),
+        nightly=value.get("nightly", False),
+        disabled=value.get("disabled"),
+    )
+
+
+def _text_problem(value: dict[str, object], name: str) -> str | None:
+    if name not in value:
+        return f"{name} is missing"
+    field_value = value[name]
+    if not isinstance(field_value, str) or not field_value.strip():
+        return f"{name} must be a non-empty string, got {_shown(field_value)}"
+    return None
+
+
+def _est_time_problem(value: dict[str, object]) -> str | None:
+    if "est_time" not in value:
+        return "est_time is missing"
+    est_time = value["est_time"]
+    # bool is an int subclass in Python, but `true` is no number of seconds.
+    if isinstance(est_time, bool) or not isinstance(est_time, int | float):
+        return f"est_time must be a number of seconds, got {_shown(est_time)}"
+    if not math.isfinite(est_time) or est_time < 0:
+        return f"est_time must be a finite number >= 0, got {est_time!r}"
+    return None
+
+
+def _nightly_problem(value: dict[str, object]) -> str | None:
+    nightly = value.get("nightly", False)
+    if not isinstance(nightly, bool):
+        return f"nightly must be true or false, got {_shown(nightly)}"
+    return None
+
+
+def _disabled_problem(value: dict[str, object]) -> str | None:
+    disabled = value.get("disabled")
+    if disabled is not None and not isinstance(disabled, str):
+        return f"disabled must be null or a reason string, got {_shown(disabled)}"
+    return None
+
+
+def _describe(entry: _Entry) -> str:
+    """How the user finds the entry: its index, its line, and its filename when it has one."""
+    where = f"entry [{entry.index}]"
+    if entry.line is not None:
+        where += f" at line {entry.line}"
+    filename = entry.value.get("filename") if isinstance(entry.value, dict) else None
+    if isinstance(filename, str):
+        where += f" (filename {filename!r})"
+    return where
+
+
+def _first_of(problems: list[str]) -> str:
+    if len(problems) == 1:
+        return problems[0]
+    return f"{problems[0]} [and {len(problems) - 1} more bad entries; --lenient skips them]"
+
+
+def _shown(value: object) -> str:
+    """A value as the user wrote it in JSON, with its type: ``string "12s"``."""
+    if value is None:
+        return "null"
+    text = json.dumps(value, ensure_ascii=False)
+    if len(text) > 40:
+        text = text[:37] + "..."
+    return f"{_json_type(value)} {text}"
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"

@@ -1,0 +1,192 @@
+"""Through ``simpler run``, on both sims: one device fault never takes down the tests after it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+SCENARIOS = "tests/it/scenarios"
+
+HANG_SUITE = f"{SCENARIOS}/scenario_hang_victims.py"
+GOLDEN_SUITE = f"{SCENARIOS}/scenario_golden.py"
+VICTIMS = [
+    f"{HANG_SUITE}::TestVictim{i}::test_{k}"
+    for i, k in [(1, "noop"), (2, "noop"), (3, "add"), (4, "noop"), (5, "add")]
+]
+TRIGGER = f"{HANG_SUITE}::TestTrigger::test_launch"
+
+
+def _l2(platform: str, *pytest_args: str) -> tuple[str, ...]:
+    return ("run", "--platform", platform, "--device", "0", "--phases", "l2", "--", *pytest_args)
+
+
+def _all_phases(platform: str, *pytest_args: str) -> tuple[str, ...]:
+    return ("run", "--platform", platform, "--device", "0", "--", *pytest_args)
+
+
+def _lifecycle_path(run: Any) -> list[tuple[str, str]]:
+    return [(r["source"], r["dest"]) for r in run.records("lifecycle")]
+
+
+def test_hang_then_five_victims_no_cascade_in_ten_runs(simpler_run: Any, platform: str) -> None:
+    cascades = 0
+    for _ in range(10):
+        run = simpler_run(*_l2(platform, HANG_SUITE, "--sim-fault", "hang@TestTrigger"))
+        outcomes = run.outcomes("l2")
+        assert outcomes[TRIGGER] == "failed"
+        cascades += any(outcomes[v] != "passed" for v in VICTIMS)
+        path = _lifecycle_path(run)
+        for step in [
+            ("healthy", "poisoned"),
+            ("poisoned", "force_reset"),
+            ("force_reset", "rebuilt"),
+        ]:
+            assert step in path
+    assert cascades == 0
+
+
+def test_force_reset_failing_poison_skips_the_victims_and_the_retry_recovers_them(
+    simpler_run: Any, platform: str
+) -> None:
+    run = simpler_run(
+        *_all_phases(
+            platform,
+            HANG_SUITE,
+            "--sim-fault",
+            "hang@TestTrigger#1",
+            "--sim-fault",
+            "force_reset_fail",
+        )
+    )
+    l2 = run.outcomes("l2")
+    assert all(l2[v] == "poison_skipped" for v in VICTIMS)
+    registered = {r["nodeid"] for r in run.records("poison_skip")}
+    assert registered == set(VICTIMS)
+    retry = run.outcomes("retry")
+    assert all(retry[v] == "recovered" for v in VICTIMS)
+    assert retry[TRIGGER] == "flaky"
+    assert "Recovered (re-run in a fresh process): 5" in run.stdout
+    assert run.returncode == 0, run.stdout[-3000:]
+
+
+def test_drain_false_negative_on_a2a3_still_heals_the_worker(simpler_run: Any) -> None:
+    run = simpler_run(
+        *_l2(
+            "a2a3sim",
+            HANG_SUITE,
+            "--sim-fault",
+            "hang@TestTrigger",
+            "--sim-fault",
+            "drain_false_negative",
+        )
+    )
+    outcomes = run.outcomes("l2")
+    assert [outcomes[v] for v in VICTIMS] == ["passed"] * 5
+    assert ("force_reset", "rebuilt") in _lifecycle_path(run)
+
+
+def test_a_golden_mismatch_is_a_failure_and_poisons_nothing(
+    simpler_run: Any, platform: str
+) -> None:
+    run = simpler_run(*_all_phases(platform, GOLDEN_SUITE))
+    outcomes = run.outcomes("l2")
+    assert outcomes[f"{GOLDEN_SUITE}::TestWrongGolden::test_add_against_a_wrong_golden"] == "failed"
+    assert outcomes[f"{GOLDEN_SUITE}::TestAfterMismatch::test_noop"] == "passed"
+    assert not run.records("lifecycle", trigger="device_error")
+    assert not run.records("test", phase="retry")
+    assert run.returncode == 1
+    assert "GoldenMismatch: vector_add: got [2.0, 2.0, 2.0], golden [5.0, 5.0, 5.0]" in run.stdout
+
+
+def test_a_fault_on_attempt_one_only_is_flaky_and_green(simpler_run: Any, platform: str) -> None:
+    args = (HANG_SUITE, "--sim-fault", "hang@TestTrigger#1")
+    run = simpler_run(*_all_phases(platform, *args))
+    assert run.outcomes("retry") == {TRIGGER: "flaky"}
+    assert [r["attempt"] for r in run.records("test", nodeid=TRIGGER)] == [1, 2]
+    assert run.returncode == 0
+    strict = simpler_run(
+        "run", "--platform", platform, "--device", "0", "--fail-on-flaky", "--", *args
+    )
+    assert strict.returncode == 1
+
+
+def test_a_fault_on_every_attempt_is_a_consistent_failure(simpler_run: Any, platform: str) -> None:
+    run = simpler_run(*_all_phases(platform, HANG_SUITE, "--sim-fault", "hang@TestTrigger"))
+    assert [r["attempt"] for r in run.records("test", nodeid=TRIGGER)] == [1, 2, 3]
+    assert run.outcomes("retry") == {TRIGGER: "failed"}
+    assert run.returncode == 1
+    assert TRIGGER in run.stdout and "rc=" in run.stdout
+
+
+def test_without_recovery_the_cascade_appears(simpler_run: Any, platform: str) -> None:
+    run = simpler_run(
+        "run",
+        "--platform",
+        platform,
+        "--device",
+        "0",
+        "--phases",
+        "l2",
+        "--no-recovery",
+        "--",
+        HANG_SUITE,
+        "--sim-fault",
+        "hang@TestTrigger",
+    )
+    outcomes = run.outcomes("l2")
+    assert [outcomes[v] for v in VICTIMS] == ["failed"] * 5
+    unusable = run.records("test", nodeid=VICTIMS[0])[0]
+    assert unusable["rc"] == -1 and "unusable" in unusable["message"]
+
+
+@pytest.mark.parametrize(
+    ("args", "names"),
+    [
+        (("run", "--platform", "a5sim", "--device", "0-"), "bad device spec '0-'"),
+        (("run", "--platform", "a9sim", "--device", "0"), "unknown platform 'a9sim'"),
+        (("run", "--platform", "a5sim", "--device", "0-1", "-j", "3"), "a device is never shared"),
+        (("run", "--platform", "a5sim", "--device", "0", "--", "-n", "2"), "never shared"),
+        (("run", "--platform", "a5sim", "--device", "0", "--phases", "l2,l3"), "unknown phase l3"),
+        (("run", "--platform", "a5sim"), "required: --device"),
+        (("report", "--file", "/nonexistent/report.jsonl"), "cannot read report file"),
+    ],
+)
+def test_bad_input_is_one_line_and_writes_nothing(
+    simpler_run: Any, args: tuple[str, ...], names: str
+) -> None:
+    run = simpler_run(*args)
+    expected = 3 if args[0] == "report" else 2
+    assert run.returncode == expected
+    assert names in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert "Traceback" not in run.stderr
+    assert not run.report.exists()
+
+
+def test_each_xdist_worker_uses_its_own_device(simpler_run: Any) -> None:
+    run = simpler_run(
+        "run",
+        "--platform",
+        "a5sim",
+        "--device",
+        "2,5",
+        "--phases",
+        "l2",
+        "--",
+        HANG_SUITE,
+        GOLDEN_SUITE,
+    )
+    workers = {r["worker"] for r in run.records("test")}
+    assert workers, run.stdout
+    for key in workers:
+        _, _, device, xdist_id = key.split("/")
+        assert xdist_id in ("gw0", "gw1")
+        assert device == {"gw0": "dev2", "gw1": "dev5"}[xdist_id]
+
+
+def test_output_is_one_line_per_class(simpler_run: Any) -> None:
+    run = simpler_run(*_l2("a5sim", HANG_SUITE))
+    for i in range(1, 6):
+        assert f"PASS  {HANG_SUITE}::TestVictim{i}  (1 passed" in run.stdout
+    assert "....." not in run.stdout

@@ -1,0 +1,273 @@
+"""``simpler capacity`` end to end, run as ``python -m simpler.capacity`` in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from simpler.capacity import command
+from simpler.capacity.pool import NOT_BUILT
+from simpler.capacity.step_summary import CUT_NOTICE, STEP_SUMMARY_LIMIT, fit
+
+
+def registration(suite: str, **overrides: Any) -> dict[str, Any]:
+    base = {"filename": f"test_{suite}.py", "backend": "cuda", "suite": suite, "est_time": 10}
+    return {**base, "nightly": False, "disabled": None, **overrides}
+
+
+def write_registry(tmp_path: Path, entries: list[Any], name: str = "registry.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(entries))
+    return path
+
+
+def capacity(
+    *args: str | Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    child_env = {"PATH": "/usr/bin:/bin", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "simpler.capacity", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=child_env,
+        timeout=60,
+    )
+
+
+def test_a_registry_prints_the_summary(tmp_path: Path) -> None:
+    path = write_registry(tmp_path, [registration("1-gpu"), registration("8-gpu")])
+    result = capacity("--registry", path)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout.startswith("## Device Count Summary\n")
+    assert "| 8 | 1 | 1 | 0 |" in result.stdout
+
+
+def test_json_lines_in_json_out(tmp_path: Path) -> None:
+    path = tmp_path / "registry.jsonl"
+    lines = [registration("16-npu", backend="npu"), registration("1-hcu", backend="hcu")]
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    result = capacity("--registry", path, "--format", "json")
+    assert result.returncode == 0
+    summary = json.loads(result.stdout)["device_count_summary"]
+    assert summary["16"]["backends"] == {"npu": 1}
+    assert summary["1"]["backends"] == {"hcu": 1}
+
+
+def test_a_bad_entry_exits_2_naming_the_file_and_the_entry_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    entries = [registration("1-gpu"), registration("2-gpu", filename="test_bad.py", est_time="x")]
+    path = write_registry(tmp_path, entries)
+    result = capacity("--registry", path)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"simpler capacity: error: {path}: entry [1] (filename 'test_bad.py'): est_time must be "
+        'a number of seconds, got string "x"\n'
+    )
+
+
+def test_a_missing_registry_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    result = capacity("--registry", tmp_path / "absent.json")
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert "cannot read registry" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_lenient_warns_about_each_bad_entry_and_reports_the_rest(tmp_path: Path) -> None:
+    no_time = registration("4-gpu", filename="test_no_time.py")
+    del no_time["est_time"]
+    entries = [registration("1-gpu"), no_time, registration("2-gpu", nightly="no")]
+    result = capacity(
+        "--registry", write_registry(tmp_path, entries), "--lenient", "--format", "json"
+    )
+    assert result.returncode == 0
+    warnings = result.stderr.splitlines()
+    assert len(warnings) == 2
+    assert "entry [1] (filename 'test_no_time.py'): est_time is missing (skipped)" in warnings[0]
+    assert "entry [2] (filename 'test_2-gpu.py'): nightly must be true or false" in warnings[1]
+    assert json.loads(result.stdout)["totals"]["enabled"] == 1
+
+
+def test_unsized_suites_are_named_on_stderr(tmp_path: Path) -> None:
+    entries = [registration("1-gpu"), registration("stress"), registration("2-gpu-4-gpu")]
+    result = capacity("--registry", write_registry(tmp_path, entries))
+    assert result.returncode == 0
+    assert result.stderr == (
+        "simpler capacity: warning: 2 unsized suites (no device-count token, or tokens that "
+        "disagree): 2-gpu-4-gpu, stress\n"
+    )
+    assert "### Unsized suites (2)" in result.stdout
+
+
+def test_the_unsized_warning_names_twenty_then_counts_the_rest(tmp_path: Path) -> None:
+    entries = [registration(f"mm-gen-{index:02d}") for index in range(25)]
+    result = capacity("--registry", write_registry(tmp_path, entries))
+    assert result.stderr.startswith("simpler capacity: warning: 25 unsized suites")
+    assert "mm-gen-19, and 5 more\n" in result.stderr
+    assert "mm-gen-20" not in result.stderr
+    assert "mm-gen-24" in result.stdout  # the report itself lists them all
+
+
+def test_collect_reads_device_count_markers_from_test_files(tmp_path: Path) -> None:
+    scene = tmp_path / "st" / "test_scene.py"
+    scene.parent.mkdir()
+    scene.write_text(
+        textwrap.dedent(
+            """
+            import pytest
+
+            def test_single():
+                pass
+
+            @pytest.mark.device_count(4, est=90)
+            def test_four():
+                pass
+            """
+        )
+    )
+    result = capacity("--collect", tmp_path / "st", "--format", "json")
+    assert (result.returncode, result.stderr) == (0, "")
+    summary = json.loads(result.stdout)["device_count_summary"]
+    assert summary["1"] == {
+        "enabled": 1,
+        "disabled": 0,
+        "est_time_s": 1.0,
+        "backends": {"sim": 1},
+        "suites": ["1-npu-scene"],
+    }
+    assert summary["4"]["est_time_s"] == 90.0
+
+
+def test_registry_and_collect_add_up(tmp_path: Path) -> None:
+    scene = tmp_path / "test_scene.py"
+    scene.write_text("def test_one():\n    pass\n")
+    path = write_registry(tmp_path, [registration("1-gpu")])
+    result = capacity("--registry", path, "--collect", scene, "--format", "json")
+    assert json.loads(result.stdout)["totals"]["backends"] == {"cuda": 1, "sim": 1}
+
+
+def test_nothing_to_report_is_a_usage_error() -> None:
+    result = capacity()
+    assert result.returncode == 2
+    assert "give --registry FILE and/or --collect PATHS" in result.stderr
+
+
+def test_a_bad_flag_is_a_usage_error_and_main_returns_its_code() -> None:
+    assert command.main(["--section", "sideways"]) == 2
+    assert command.main(["--pool", "0", "--registry", "x"]) == 2
+
+
+def test_pool_says_the_scheduler_is_not_built_yet(tmp_path: Path) -> None:
+    result = capacity("--registry", write_registry(tmp_path, []), "--pool", "8")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == f"simpler capacity: error: {NOT_BUILT}\n"
+    assert NOT_BUILT == (
+        "--pool is not available yet: the scheduler's dry run (simpler.scheduler) is not built"
+    )
+
+
+def test_pool_runs_the_scheduler_dry_run_once_it_exists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen: dict[str, Any] = {}
+
+    def dry_run(jobs: list[dict[str, Any]], *, devices: int) -> dict[str, Any]:
+        seen.update(jobs=jobs, devices=devices)
+        return {"makespan_s": 200.0, "lower_bound_s": 150.0, "utilization": 0.75, "jobs": []}
+
+    scheduler = types.ModuleType("simpler.scheduler")
+    scheduler.dry_run = dry_run  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "simpler.scheduler", scheduler)
+    entries = [
+        registration("2-gpu", est_time=100),
+        registration("nightly-2-gpu"),  # not per-commit: left out
+        registration("1-gpu", disabled="off"),  # disabled: left out
+        registration("16-gpu"),  # larger than the pool
+        registration("stress"),  # unsized
+    ]
+    code = command.main(["--registry", str(write_registry(tmp_path, entries)), "--pool", "8"])
+    assert code == 0
+    assert seen["devices"] == 8
+    assert [(job["devices"], job["est_s"]) for job in seen["jobs"]] == [(2, 100)]
+    out = capsys.readouterr().out
+    assert "## Pool of 8 devices" in out
+    assert "makespan 3m 20s (lower bound 2m 30s), utilization 75%." in out
+    assert "Left out: 1 unsized, 1 needing more than 8 devices." in out
+
+
+def test_step_summary_needs_the_github_variable(tmp_path: Path) -> None:
+    result = capacity("--registry", write_registry(tmp_path, []), "--step-summary")
+    assert (result.returncode, result.stdout) == (2, "")  # checked before any report is printed
+    assert "$GITHUB_STEP_SUMMARY is not set" in result.stderr
+
+
+def test_step_summary_appends_the_markdown(tmp_path: Path) -> None:
+    summary = tmp_path / "step_summary.md"
+    summary.write_text("# Earlier step output\n")
+    path = write_registry(tmp_path, [registration("1-gpu")])
+    result = capacity(
+        "--registry",
+        path,
+        "--step-summary",
+        "--format",
+        "json",
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
+    )
+    assert result.returncode == 0
+    json.loads(result.stdout)  # stdout keeps the chosen format
+    assert summary.read_text().startswith("# Earlier step output\n## Device Count Summary\n")
+
+
+def test_a_huge_step_summary_is_cut_under_1_mib_at_a_line_with_a_notice(tmp_path: Path) -> None:
+    long_names = [registration(f"{'x' * 150}-{index}-{1 + index % 4}-gpu") for index in range(8000)]
+    summary = tmp_path / "step_summary.md"
+    result = capacity(
+        "--registry",
+        write_registry(tmp_path, long_names),
+        "--section",
+        "all",
+        "--step-summary",
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
+    )
+    assert result.returncode == 0
+    assert len(result.stdout.encode()) > STEP_SUMMARY_LIMIT  # stdout is never cut
+    written = summary.read_bytes()
+    assert len(written) <= STEP_SUMMARY_LIMIT
+    text = written.decode()
+    assert text.endswith(f"\n{CUT_NOTICE}\n")
+    kept = text[: -len(f"\n{CUT_NOTICE}\n")]
+    assert kept.count("<details>") == kept.count("</details>")  # the notice is not hidden
+    report_part = kept.removesuffix("</details>\n")  # a closer added for a <details> left open
+    assert report_part.endswith("\n") and result.stdout.startswith(report_part)  # whole lines
+    assert "step summary was cut" in result.stderr
+
+
+def test_fit_keeps_whole_lines_and_leaves_small_reports_alone() -> None:
+    report = "## Title\n\n| a |\n| b |\n"
+    assert fit(report, 1000) == report
+    cut = fit("line one\n" + "é" * 600 + "\n", len(CUT_NOTICE) + 100)
+    assert cut == f"line one\n\n{CUT_NOTICE}\n"
+    assert fit(report * 10, 10) == ""  # no room for even the notice: write nothing
+
+
+def test_the_command_never_imports_the_device_stack(tmp_path: Path) -> None:
+    path = write_registry(tmp_path, [registration("1-gpu")])
+    script = (
+        "import sys\n"
+        "from simpler.capacity.command import main\n"
+        f"assert main(['--registry', {str(path)!r}, '--section', 'all']) == 0\n"
+        "loaded = [m for m in ('cppyy', 'numpy', 'simpler.runner', 'pytest') if m in sys.modules]\n"
+        "print('loaded:', loaded, file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert "loaded: []" in result.stderr
