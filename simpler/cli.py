@@ -11,11 +11,14 @@ import secrets
 import sys
 import time
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from simpler import report
 from simpler.devices import parse_devices
 from simpler.platforms import SIM_PLATFORMS
+
+if TYPE_CHECKING:
+    from simpler.resource_phase import ResourceTest
 
 __all__ = ["main"]
 
@@ -39,6 +42,16 @@ def _positive_int(text: str) -> int:
     return int(text)
 
 
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
 def _build_parser() -> _Parser:
     parser = _Parser(prog="simpler", description="Test orchestrator for device test suites.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -54,11 +67,44 @@ def _build_parser() -> _Parser:
     run.add_argument("-j", "--max-parallel", type=_positive_int)
     run.add_argument("--no-recovery", action="store_true", help="never reset a poisoned worker")
     run.add_argument("--tail-lines", type=_positive_int, default=80)
+    run.add_argument(
+        "--policy",
+        choices=("backfill", "fifo"),
+        default="backfill",
+        help="Resource-phase placement policy",
+    )
+    run.add_argument(
+        "--job-timeout", type=_positive_seconds, help="seconds a Resource child may run"
+    )
+    run.add_argument(
+        "--session-timeout", type=_positive_seconds, help="seconds the Resource phase may run"
+    )
+    run.add_argument(
+        "-x",
+        "--exitfirst",
+        action="store_true",
+        help="stop the Resource phase at the first failed child",
+    )
+    run.add_argument("--junit", type=Path, help="write JUnit XML of every test and child here")
 
     rep = commands.add_parser("report", help="print the summary of report files, set the exit code")
     rep.add_argument("--file", action="append", dest="files", help="a report file (repeatable)")
     rep.add_argument("--fail-on-flaky", action="store_true")
     rep.add_argument("--tail-lines", type=_positive_int, default=80)
+    rep.add_argument("--junit", type=Path, help="write JUnit XML of every test and child here")
+
+    sched = commands.add_parser("schedule", help="run (or simulate) device-needing commands")
+    sched.add_argument("--devices", required=True, help="the pool: 0, 0-7, 0,2,5, 0,2-4,7")
+    sched.add_argument("--policy", choices=("backfill", "fifo"), default="backfill")
+    sched.add_argument(
+        "--dry-run", action="store_true", help="simulate on a virtual clock from est_s"
+    )
+    sched.add_argument("--json", action="store_true", help="print the schedule as JSON")
+    sched.add_argument("--job-timeout", type=_positive_seconds)
+    sched.add_argument("--session-timeout", type=_positive_seconds)
+    sched.add_argument("-x", "--exitfirst", action="store_true")
+    sched.add_argument("--tail-lines", type=_positive_int, default=80)
+    sched.add_argument("jobs", metavar="JOBS.json")
 
     life = commands.add_parser("lifecycle", help="the worker lifecycle diagram")
     life.add_argument("--mermaid", action="store_true", required=True)
@@ -80,10 +126,25 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"simpler {args.command}: unexpected arguments after --")
         if args.command == "report":
             return _report(args)
+        if args.command == "schedule":
+            return _schedule(args)
         return _lifecycle()
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as error:
+        # Locks, logs, the report: the machine failed us, not the user.
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_INFRA
+
+
+def _schedule(args: argparse.Namespace) -> int:
+    from simpler.schedule_command import JobsFileError, run_schedule
+
+    try:
+        return run_schedule(args)
+    except JobsFileError as error:
+        raise UsageError(str(error)) from None
 
 
 def _split_pytest_args(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -116,6 +177,7 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
             f"simpler run: {workers} parallel workers asked for, but --device {args.device} names "
             f"{len(devices)} device(s); a device is never shared"
         )
+    resource_tests = _resource_tests(args.platform, devices, phases, pytest_args)
     path = report.report_path(args.report).resolve()
     ctx = RunContext(
         platform=args.platform,
@@ -127,8 +189,40 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
         max_parallel=args.max_parallel,
         recovery=not args.no_recovery,
         tail_lines=args.tail_lines,
+        policy=args.policy,
+        job_timeout_s=args.job_timeout,
+        session_timeout_s=args.session_timeout,
+        exit_first=args.exitfirst,
+        junit=args.junit,
+        resource_tests=resource_tests,
     )
     return run_phases(ctx, phases)
+
+
+def _resource_tests(
+    platform: str, devices: list[int], phases: list[str], pytest_args: list[str]
+) -> list[ResourceTest] | None:
+    """Collected before anything starts, so a test that can never fit is a usage error up front."""
+    if "resource" not in phases:
+        return None
+    from simpler.resource_phase import ResourceListingError, list_resource_tests
+
+    try:
+        tests = list_resource_tests(platform, devices, pytest_args)
+    except ResourceListingError as error:
+        # The L2 phase collects the same files and shows the error in full: the run goes red there.
+        print(f"simpler run: {error}", file=sys.stderr)
+        return None
+    except ValueError as error:
+        raise UsageError(f"simpler run: {error}") from None
+    too_big = [t for t in tests if t.devices > len(devices)]
+    if too_big:
+        names = ", ".join(f"{t.nodeid} needs {t.devices}" for t in too_big)
+        raise UsageError(
+            f"simpler run: Resource test(s) can never fit the {len(devices)} device(s) of "
+            f"--device: {names}"
+        )
+    return tests
 
 
 def _run_id(path: Path, *, starts_run: bool) -> str:
@@ -148,32 +242,13 @@ def _run_id(path: Path, *, starts_run: bool) -> str:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from simpler.summary import select_latest_runs, summarize
+    from simpler.report_output import ReportOptions, print_report
 
     files = args.files or [str(report.report_path())]
-    per_file, malformed = [], 0
-    for name in files:
-        try:
-            contents = report.read_contents(name)
-        except report.ReportUnreadable as error:
-            print(f"error: {error}", file=sys.stderr)
-            return EXIT_INFRA
-        per_file.append(contents.records)
-        malformed += contents.malformed
-    if not any(per_file) and malformed:
-        print(
-            f"error: no readable record in {', '.join(files)} ({malformed} malformed line(s))",
-            file=sys.stderr,
-        )
-        return EXIT_INFRA
-    summary = summarize(
-        select_latest_runs(per_file),
-        malformed=malformed,
-        fail_on_flaky=args.fail_on_flaky,
-        tail_lines=args.tail_lines,
+    options = ReportOptions(
+        fail_on_flaky=args.fail_on_flaky, tail_lines=args.tail_lines, junit=args.junit
     )
-    print(summary.text)
-    return summary.exit_code
+    return print_report(files, options)
 
 
 def _lifecycle() -> int:

@@ -3,18 +3,23 @@
 Each phase is a small function of the run's context that returns an exit code;
 ``run_phases`` brackets each with ``phase`` records and runs the later phases
 even when an earlier one failed, so a red L2 still gets its retry and report.
+A SIGTERM or Ctrl-C stops the children, skips the test phases left and still
+reports what finished.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
+import signal
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
 
 from simpler import report as report_file
 from simpler.pytest_command import (
@@ -25,13 +30,25 @@ from simpler.pytest_command import (
     requested_xdist_workers,
     without_selection,
 )
-from simpler.summary import summarize
+from simpler.scheduler.process import LIVE, ChildProcess
 
-__all__ = ["PHASE_ORDER", "RunContext", "run_phases"]
+if TYPE_CHECKING:
+    from simpler.resource_phase import ResourceTest
+    from simpler.scheduler.jobs import JobResult
+
+__all__ = ["PHASE_ORDER", "Interrupted", "RunContext", "run_phases"]
 
 PHASE_ORDER = ("l2", "resource", "retry", "report")
 RETRY_ATTEMPTS = (2, 3)  # the triggering test's extra attempts, each on a clean card
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
+
+
+class Interrupted(Exception):
+    """The orchestrator got SIGTERM or SIGINT: stop the children, report what finished."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(signal.Signals(signum).name)
 
 
 @dataclass
@@ -45,6 +62,13 @@ class RunContext:
     max_parallel: int | None = None
     recovery: bool = True
     tail_lines: int = 80
+    policy: str = "backfill"
+    job_timeout_s: float | None = None
+    session_timeout_s: float | None = None
+    exit_first: bool = False
+    junit: Path | None = None
+    resource_tests: list[ResourceTest] | None = None  # collected up front by the CLI
+    current_phase: str = ""
 
     def records(self) -> list[report_file.Record]:
         """This run's records so far (an unreadable file reads as none)."""
@@ -57,36 +81,75 @@ class RunContext:
     def write(self, record_type: str, **fields: object) -> None:
         record = report_file.make_record(record_type, **fields)
         record["run"] = self.run_id
+        record["phase"] = record.get("phase") or self.current_phase
         report_file.append(self.report, record)
+
+    def announce_child(self, result: JobResult) -> None:
+        from simpler.child_output import announce
+
+        announce(result)
 
 
 def run_phases(ctx: RunContext, phases: list[str]) -> int:
     """Run ``phases`` in order; the report's exit code when it ran, else the worst phase's."""
     results: dict[str, int] = {}
-    for name in phases:
-        results[name] = _bracketed(ctx, name, PHASES[name])
-        if results[name] == EXIT_USAGE:
-            return EXIT_USAGE  # a usage error is the same in every later phase
+    interrupted: Interrupted | None = None
+    with _signals_raise_interrupted():
+        for name in phases:
+            if interrupted is not None and name != "report":
+                continue
+            try:
+                results[name] = _bracketed(ctx, name, PHASES[name])
+            except Interrupted as stop:
+                interrupted = stop
+                results[name] = EXIT_FAILED
+            if results[name] == EXIT_USAGE:
+                return EXIT_USAGE  # a usage error is the same in every later phase
+    if interrupted is not None:
+        print(f"simpler: interrupted by {interrupted}; children stopped", file=sys.stderr)
+        return max(results.get("report", EXIT_FAILED), EXIT_FAILED)
     if "report" in results:
         return results["report"]
     return max(results.values(), default=EXIT_OK)
 
 
+@contextmanager
+def _signals_raise_interrupted() -> Iterator[None]:
+    def interrupt(signum: int, _frame: FrameType | None) -> None:
+        LIVE.stop_all()
+        raise Interrupted(signum)
+
+    previous = {s: signal.signal(s, interrupt) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        LIVE.stop_all()  # no process outlives the run
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
 def _bracketed(ctx: RunContext, name: str, phase: Callable[[RunContext], int]) -> int:
-    ctx.write("phase", phase=name, event="start")
+    ctx.current_phase = name
+    ctx.write("phase", event="start")
     started = time.monotonic()
-    returncode = phase(ctx)
+    returncode, interrupted = EXIT_FAILED, None
+    try:
+        returncode = phase(ctx)
+    except Interrupted as stop:
+        interrupted = stop
     counts = Counter(
         r["outcome"] for r in ctx.records() if r.get("type") == "test" and r.get("phase") == name
     )
     ctx.write(
         "phase",
-        phase=name,
         event="end",
         counts=dict(counts),
         returncode=returncode,
         duration_s=round(time.monotonic() - started, 3),
+        interrupted=str(interrupted) if interrupted else None,
     )
+    if interrupted is not None:
+        raise interrupted
     return returncode
 
 
@@ -104,43 +167,36 @@ def l2_phase(ctx: RunContext) -> int:
 
 
 def resource_phase(ctx: RunContext) -> int:
-    """Placeholder until the scheduler lands: nothing is marked for it yet in this run."""
-    return EXIT_OK
+    from simpler.resource_phase import run_resource_phase
+
+    return run_resource_phase(ctx)
 
 
 def retry_phase(ctx: RunContext) -> int:
     """Fresh processes for the poison-skipped tests and for each test that poisoned its worker."""
+    from simpler.resource_phase import quarantined_devices
+
     records = ctx.records()
     victims = _poison_skipped(records)
     triggers = _poison_triggers(records)
     flags = without_selection(ctx.pytest_args)
+    # A fresh process sees a clean card, but prefer one that was never quarantined.
+    clean = [d for d in ctx.devices if d not in quarantined_devices(records)] or ctx.devices
     worst = EXIT_OK
     if victims:
-        call = _call(
-            ctx,
-            "retry",
-            ctx.devices[:1],
-            attempt=2,
-            extra=["--simpler-retry-role", "victim", *victims],
-            user_args=flags,
-        )
+        extra = ["--simpler-retry-role", "victim", *victims]
+        call = _call(ctx, "retry", clean[:1], attempt=2, extra=extra, user_args=flags)
         worst = max(worst, _phase_exit(_run_pytest(call)))
     for nodeid in triggers:
-        worst = max(worst, _retry_trigger(ctx, nodeid, flags))
+        worst = max(worst, _retry_trigger(ctx, nodeid, flags, clean[:1]))
     return worst
 
 
-def _retry_trigger(ctx: RunContext, nodeid: str, flags: list[str]) -> int:
+def _retry_trigger(ctx: RunContext, nodeid: str, flags: list[str], device: list[int]) -> int:
     """Up to two more attempts, each in a process of its own so a second fault stays contained."""
     for attempt in RETRY_ATTEMPTS:
-        call = _call(
-            ctx,
-            "retry",
-            ctx.devices[:1],
-            attempt=attempt,
-            extra=["--simpler-retry-role", "trigger", nodeid],
-            user_args=flags,
-        )
+        extra = ["--simpler-retry-role", "trigger", nodeid]
+        call = _call(ctx, "retry", device, attempt=attempt, extra=extra, user_args=flags)
         if _phase_exit(_run_pytest(call)) == EXIT_OK:
             return EXIT_OK
     return EXIT_FAILED
@@ -165,23 +221,17 @@ def _poison_triggers(records: list[report_file.Record]) -> list[str]:
 
 
 def report_phase(ctx: RunContext) -> int:
-    try:
-        contents = report_file.read_contents(ctx.report)
-    except report_file.ReportUnreadable as error:
-        print(f"simpler: {error}", file=sys.stderr)
-        return EXIT_INFRA
-    records = [r for r in contents.records if r.get("run") == ctx.run_id]
+    from simpler.report_output import ReportOptions, print_report
+
     # This phase's own end record is not written yet: do not call the run incomplete for it.
-    records = [r for r in records if not (r.get("type") == "phase" and r.get("phase") == "report")]
-    summary = summarize(
-        records,
-        malformed=contents.malformed,
-        fail_on_flaky=ctx.fail_on_flaky,
-        tail_lines=ctx.tail_lines,
+    def this_run(record: report_file.Record) -> bool:
+        own = record.get("type") == "phase" and record.get("phase") == "report"
+        return record.get("run") == ctx.run_id and not own
+
+    options = ReportOptions(
+        fail_on_flaky=ctx.fail_on_flaky, tail_lines=ctx.tail_lines, junit=ctx.junit
     )
-    sys.stdout.flush()
-    print(summary.text, flush=True)
-    return summary.exit_code
+    return print_report([ctx.report], options, keep=this_run)
 
 
 PHASES: dict[str, Callable[[RunContext], int]] = {
@@ -215,7 +265,8 @@ def _call(
 
 def _run_pytest(call: PytestCall) -> int:
     sys.stdout.flush()
-    return subprocess.run(call.argv, env={**os.environ, **call.env}, check=False).returncode
+    child = ChildProcess(call.argv, env={**os.environ, **call.env}, capture=False)
+    return child.wait()
 
 
 def _phase_exit(pytest_rc: int) -> int:

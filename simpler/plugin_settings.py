@@ -58,6 +58,11 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(
         "--class-lines", action="store_true", help="one line per test class instead of dots"
     )
+    group.addoption(
+        "--simpler-list-resource",
+        metavar="FILE",
+        help="(set by simpler run) write the device_count tests to FILE as JSON",
+    )
 
 
 def resolve_settings(config: pytest.Config) -> PluginSettings:

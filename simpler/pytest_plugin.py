@@ -6,7 +6,12 @@ the runner loads only when a test first asks for a ``worker``.
 
 from __future__ import annotations
 
+import faulthandler
+import json
+import os
+import signal
 from collections.abc import Generator, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -23,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "pytest_addoption",
     "pytest_cmdline_main",
+    "pytest_collection_finish",
     "pytest_collection_modifyitems",
     "pytest_configure",
     "pytest_report_teststatus",
@@ -30,6 +36,10 @@ __all__ = [
     "pytest_runtest_protocol",
     "pytest_sessionfinish",
 ]
+
+# A child of ``simpler run`` keeps the real stderr before pytest captures fd 2, so the stack
+# dump the orchestrator asks for (SIGUSR1) reaches the child's log, not a capture buffer.
+_DUMP_FD = os.dup(2) if os.environ.get("SIMPLER_PHASE") else None
 
 SETTINGS = pytest.StashKey[PluginSettings]()
 POOL = pytest.StashKey[WorkerPool]()
@@ -65,10 +75,15 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "runtime(name): the runtime the test's pooled worker runs")
     config.addinivalue_line(
-        "markers", "device_count(n, est=None): a Resource test needing n devices (est: seconds)"
+        "markers",
+        "device_count(n, est=None, timeout=None): a Resource test needing n devices "
+        "(est, timeout: seconds)",
     )
     settings = resolve_settings(config)
     config.stash[SETTINGS] = settings
+    if _DUMP_FD is not None:
+        # A hung child must be diagnosable: the orchestrator sends SIGUSR1 before it kills.
+        faulthandler.register(signal.SIGUSR1, file=_DUMP_FD, all_threads=True, chain=False)
     if settings.faults:
         from simpler import runner
 
@@ -154,6 +169,27 @@ def pytest_runtest_makereport(
     return test_report
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """For ``simpler run``'s Resource phase: which tests need devices, how many, how long."""
+    target = session.config.option.simpler_list_resource
+    if not target:
+        return
+    listing = []
+    for item in session.items:
+        marker = item.get_closest_marker("device_count")
+        if marker is None:
+            continue
+        listing.append(
+            {
+                "nodeid": item.nodeid,
+                "devices": marker.args[0] if marker.args else marker.kwargs.get("n", 1),
+                "est_s": marker.kwargs.get("est"),
+                "timeout_s": marker.kwargs.get("timeout"),
+            }
+        )
+    Path(target).write_text(json.dumps(listing))
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     pool = session.config.stash.get(POOL, None)
     if pool is not None:
@@ -232,6 +268,7 @@ class _ProgressReporter:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self._progress.expect([item.nodeid for item in session.items])
 
+    @pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown when xdist is not loaded
     def pytest_xdist_node_collection_finished(self, node: object, ids: list[str]) -> None:
         self._progress.expect(ids)
 

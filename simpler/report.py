@@ -32,7 +32,7 @@ __all__ = [
 
 SCHEMA = 1
 DEFAULT_REPORT = Path(".simpler") / "report.jsonl"
-RECORD_TYPES = ("phase", "test", "child", "lifecycle", "poison_skip")
+RECORD_TYPES = ("phase", "test", "child", "lifecycle", "poison_skip", "quarantine")
 
 Record = dict[str, Any]
 

@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simpler.report import Record
+from simpler.resource_summary import render_resource_failures
 from simpler.verdicts import (
     OUTCOME_ORDER,
+    READER_PHASES,
     Analysis,
     Failure,
     PhaseAccount,
@@ -71,7 +73,11 @@ def summarize(
 def _render(summary: Summary, analysis: Analysis, fail_on_flaky: bool, tail_lines: int) -> str:
     lines = _header(summary)
     multi_run = len(summary.runs) > 1
-    lines += [_phase_line(p, multi_run, _failed_children_in(p, summary)) for p in summary.phases]
+    lines += [
+        _phase_line(p, multi_run, _failed_children_in(p, summary))
+        for p in summary.phases
+        if p.name not in READER_PHASES  # the report phase reads the others; it has no counts
+    ]
     lines.append("")
     if summary.incomplete:
         names = ", ".join(_phase_name(p, len(summary.runs) > 1) for p in analysis.incomplete_phases)
@@ -81,6 +87,12 @@ def _render(summary: Summary, analysis: Analysis, fail_on_flaky: bool, tail_line
         )
     if summary.no_tests_ran:
         lines.append("*** no tests ran: the report holds no test verdict ***")
+    # Only the children that are still failures: one that recovered on retry is not news.
+    block = render_resource_failures(
+        [f.child for f in summary.failures if f.child is not None], tail_lines=tail_lines
+    )
+    if block:
+        lines += [block.rstrip("\n"), ""]
     lines += _failures_section(summary.failures, analysis, tail_lines)
     lines += _retried_section(summary.recovered, summary.flaky)
     lines.append(_verdict_line(summary, fail_on_flaky))
@@ -212,7 +224,9 @@ def _child_details(child: Record, tail_lines: int, *, attached: bool) -> list[st
         lines.append("crashed before pytest's summary line")
     if child.get("log"):
         lines.append(f"log: {child['log']}")
-    return lines + _tail_lines(_text(child, "tail"), tail_lines, _text(child, "log"))
+    # The child's last lines are printed once, in the Resource phase block just above.
+    lines.append("output: in the Resource phase block above")
+    return lines
 
 
 def _tail_lines(tail: str, limit: int, log: str) -> list[str]:

@@ -1,22 +1,20 @@
-"""What a pool of N devices buys: the per-commit registrations through the scheduler's dry run.
-
-The dry run belongs to ``simpler.scheduler`` (its own issue). Until that module exists,
-``load_dry_run`` raises PoolUnavailable with a clear message; once it does, the only
-wiring is the one call in ``simulate_pool``.
-"""
+"""What a pool of N devices buys: the per-commit registrations through the scheduler's dry run."""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, cast
 
 from simpler.capacity.model import Registration
 from simpler.capacity.sizing import device_count
+from simpler.scheduler.jobs import Job
+
+if TYPE_CHECKING:
+    from simpler.scheduler.simulate import Schedule
 
 __all__ = [
-    "NOT_BUILT",
     "PoolResult",
     "PoolUnavailable",
     "load_dry_run",
@@ -24,10 +22,9 @@ __all__ = [
     "simulate_pool",
 ]
 
-NOT_BUILT = "--pool is not available yet: the scheduler's dry run (simpler.scheduler) is not built"
-_SCHEDULER = "simpler.scheduler"
+_SIMULATE = "simpler.scheduler.simulate"
 
-DryRun = Callable[..., Mapping[str, Any]]
+DryRun = Callable[[Sequence[Job], Sequence[int]], "Schedule"]
 
 
 class PoolUnavailable(Exception):
@@ -46,24 +43,17 @@ class PoolResult:
 
 
 def load_dry_run() -> DryRun:
-    """The scheduler's dry-run function; PoolUnavailable while it is not built."""
+    """The scheduler's dry-run function; PoolUnavailable when it cannot be imported."""
     try:
-        scheduler = importlib.import_module(_SCHEDULER)
-    except ModuleNotFoundError as exc:
-        if exc.name != _SCHEDULER:  # the scheduler exists but one of its imports is missing
-            raise PoolUnavailable(f"--pool: {_SCHEDULER} cannot be imported: {exc}") from None
-        raise PoolUnavailable(NOT_BUILT) from None
-    dry_run = getattr(scheduler, "dry_run", None)
-    if not callable(dry_run):
-        raise PoolUnavailable(f"{NOT_BUILT} ({_SCHEDULER} has no dry_run())")
-    return cast(DryRun, dry_run)
+        simulate = importlib.import_module(_SIMULATE)
+    except ImportError as exc:  # a broken install: say so in one line, not a traceback
+        raise PoolUnavailable(f"--pool: {_SIMULATE} cannot be imported: {exc}") from None
+    return cast(DryRun, simulate.dry_run)
 
 
-def pool_jobs(
-    registrations: Iterable[Registration], pool_size: int
-) -> tuple[list[dict[str, Any]], int, int]:
+def pool_jobs(registrations: Iterable[Registration], pool_size: int) -> tuple[list[Job], int, int]:
     """The scheduler's job list for a pool, and how many were left out as unsized or too big."""
-    jobs: list[dict[str, Any]] = []
+    jobs: list[Job] = []
     unsized = too_big = 0
     for index, registration in enumerate(registrations):
         if not (registration.enabled and registration.per_commit):
@@ -74,11 +64,9 @@ def pool_jobs(
         elif devices > pool_size:
             too_big += 1
         else:
-            # The job format of `simpler schedule`; a dry run never runs `cmd`.
+            # A dry run never runs argv.
             label = f"{registration.backend}/{registration.suite}/{registration.filename}#{index}"
-            jobs.append(
-                {"label": label, "devices": devices, "cmd": [], "est_s": registration.est_time}
-            )
+            jobs.append(Job(label, devices, argv=(), est_s=float(registration.est_time)))
     return jobs, unsized, too_big
 
 
@@ -86,13 +74,13 @@ def simulate_pool(
     registrations: Iterable[Registration], pool_size: int, dry_run: DryRun
 ) -> PoolResult:
     jobs, unsized, too_big = pool_jobs(registrations, pool_size)
-    outcome = dry_run(jobs, devices=pool_size)  # shaped like `simpler schedule --dry-run --json`
+    schedule = dry_run(jobs, list(range(pool_size)))
     return PoolResult(
         pool_size=pool_size,
         jobs=len(jobs),
-        makespan_s=float(outcome["makespan_s"]),
-        lower_bound_s=float(outcome["lower_bound_s"]),
-        utilization=float(outcome["utilization"]),
+        makespan_s=schedule.makespan_s,
+        lower_bound_s=schedule.lower_bound_s,
+        utilization=schedule.utilization,
         unsized=unsized,
         too_big=too_big,
     )

@@ -6,14 +6,14 @@ import json
 import subprocess
 import sys
 import textwrap
-import types
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from simpler.capacity import command
-from simpler.capacity.pool import NOT_BUILT
+from simpler.capacity.pool import pool_jobs
+from simpler.capacity.registry import load_registry
 from simpler.capacity.step_summary import CUT_NOTICE, STEP_SUMMARY_LIMIT, fit
 
 
@@ -165,29 +165,13 @@ def test_a_bad_flag_is_a_usage_error_and_main_returns_its_code() -> None:
     assert command.main(["--pool", "0", "--registry", "x"]) == 2
 
 
-def test_pool_says_the_scheduler_is_not_built_yet(tmp_path: Path) -> None:
-    result = capacity("--registry", write_registry(tmp_path, []), "--pool", "8")
-    assert (result.returncode, result.stdout) == (2, "")
-    assert result.stderr == f"simpler capacity: error: {NOT_BUILT}\n"
-    assert NOT_BUILT == (
-        "--pool is not available yet: the scheduler's dry run (simpler.scheduler) is not built"
-    )
-
-
-def test_pool_runs_the_scheduler_dry_run_once_it_exists(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def test_pool_runs_the_scheduler_dry_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    seen: dict[str, Any] = {}
-
-    def dry_run(jobs: list[dict[str, Any]], *, devices: int) -> dict[str, Any]:
-        seen.update(jobs=jobs, devices=devices)
-        return {"makespan_s": 200.0, "lower_bound_s": 150.0, "utilization": 0.75, "jobs": []}
-
-    scheduler = types.ModuleType("simpler.scheduler")
-    scheduler.dry_run = dry_run  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "simpler.scheduler", scheduler)
     entries = [
         registration("2-gpu", est_time=100),
+        registration("4-gpu", est_time=50),
+        registration("8-gpu", est_time=10),  # the whole pool: waits until 2-gpu ends at 100 s
         registration("nightly-2-gpu"),  # not per-commit: left out
         registration("1-gpu", disabled="off"),  # disabled: left out
         registration("16-gpu"),  # larger than the pool
@@ -195,12 +179,31 @@ def test_pool_runs_the_scheduler_dry_run_once_it_exists(
     ]
     code = command.main(["--registry", str(write_registry(tmp_path, entries)), "--pool", "8"])
     assert code == 0
-    assert seen["devices"] == 8
-    assert [(job["devices"], job["est_s"]) for job in seen["jobs"]] == [(2, 100)]
     out = capsys.readouterr().out
     assert "## Pool of 8 devices" in out
-    assert "makespan 3m 20s (lower bound 2m 30s), utilization 75%." in out
+    assert "dry run over 3 enabled per-commit registrations" in out
+    # 480 device-seconds over 8 devices for 110 s; the 100 s job bounds it from below.
+    assert "makespan 1m 50s (lower bound 1m 40s), utilization 55%." in out
     assert "Left out: 1 unsized, 1 needing more than 8 devices." in out
+
+
+def test_pool_jobs_are_the_enabled_per_commit_registrations_that_fit(tmp_path: Path) -> None:
+    entries = [registration("2-gpu", est_time=100), registration("16-gpu"), registration("stress")]
+    loaded = load_registry(write_registry(tmp_path, entries), lenient=False)
+    jobs, unsized, too_big = pool_jobs(loaded.registrations, 8)
+    assert [(job.devices, job.est_s) for job in jobs] == [(2, 100.0)]
+    assert (unsized, too_big) == (1, 1)
+
+
+def test_pool_names_a_scheduler_that_cannot_be_imported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "simpler.scheduler.simulate", None)  # import raises
+    code = command.main(["--registry", str(write_registry(tmp_path, [])), "--pool", "8"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("simpler capacity: error: --pool: simpler.scheduler.simulate cannot")
+    assert err.count("\n") == 1
 
 
 def test_step_summary_needs_the_github_variable(tmp_path: Path) -> None:

@@ -1,0 +1,115 @@
+"""The end of every run: read the report files, print the summary last, set the exit code.
+
+Under GitHub Actions it also annotates each failure and appends the markdown
+summary to ``$GITHUB_STEP_SUMMARY``; with ``--junit`` it writes JUnit XML.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from simpler import gha, report
+from simpler.resource_summary import latest_children
+from simpler.summary import Summary, select_latest_runs, summarize
+
+__all__ = ["ReportOptions", "print_report"]
+
+EXIT_INFRA = 3
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    fail_on_flaky: bool = False
+    tail_lines: int = 80
+    junit: Path | None = None
+
+
+def print_report(
+    paths: Sequence[str | Path],
+    options: ReportOptions,
+    keep: Callable[[report.Record], bool] | None = None,
+) -> int:
+    """Print the summary of ``paths`` (the latest run of each, or the records ``keep`` picks)."""
+    loaded = _load(paths)
+    if isinstance(loaded, int):
+        return loaded
+    per_file, malformed = loaded
+    if keep is not None:
+        records = [r for records in per_file for r in records if keep(r)]
+    else:
+        records = select_latest_runs(per_file)
+    summary = summarize(
+        records,
+        malformed=malformed,
+        fail_on_flaky=options.fail_on_flaky,
+        tail_lines=options.tail_lines,
+    )
+    sys.stdout.flush()
+    text = "\n".join([*_quarantine_lines(records), summary.text])
+    if gha.is_github_actions():
+        # The summary repeats test output: fenced, it cannot issue workflow commands.
+        text = gha.fenced(text, gha.new_stop_token())
+    print(text, end="" if text.endswith("\n") else "\n", flush=True)
+    if gha.is_github_actions():
+        _github(summary, records)
+    if options.junit is not None:
+        return _junit(records, options.junit) or summary.exit_code
+    return summary.exit_code
+
+
+def _load(paths: Sequence[str | Path]) -> tuple[list[list[report.Record]], int] | int:
+    per_file: list[list[report.Record]] = []
+    malformed = 0
+    for path in paths:
+        try:
+            contents = report.read_contents(path)
+        except report.ReportUnreadable as error:
+            print(f"error: {error}", file=sys.stderr)
+            return EXIT_INFRA
+        per_file.append(contents.records)
+        malformed += contents.malformed
+    if malformed and not any(per_file):
+        names = ", ".join(map(str, paths))
+        print(
+            f"error: no readable record in {names} ({malformed} malformed line(s))", file=sys.stderr
+        )
+        return EXIT_INFRA
+    return per_file, malformed
+
+
+def _quarantine_lines(records: list[report.Record]) -> list[str]:
+    lines = []
+    for record in records:
+        if record.get("type") == "quarantine":
+            devices = ", ".join(map(str, record.get("devices") or []))
+            lines.append(
+                f"*** Quarantined device(s) {devices} for the rest of the run: "
+                f"{record.get('reason', '')} ***"
+            )
+    return lines
+
+
+def _github(summary: Summary, records: list[report.Record]) -> None:
+    for line in gha.error_annotations(summary.failures):
+        print(line)
+    if not os.environ.get("GITHUB_STEP_SUMMARY"):
+        return
+    try:
+        gha.append_step_summary(gha.step_summary_markdown(summary, latest_children(records)))
+    except gha.StepSummaryUnwritable as error:
+        print(f"::warning::{gha.escape_data(str(error))}")
+
+
+def _junit(records: list[report.Record], path: Path) -> int:
+    from simpler.junit import JUnitUnwritable, write_junit
+
+    try:
+        write_junit(records, path)
+    except JUnitUnwritable as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_INFRA
+    return 0

@@ -1,0 +1,142 @@
+"""The block printed last, outside any log group, when Resource-phase child jobs failed.
+
+One job: child records in, plain text out, so that a failed child is diagnosable from the
+last screen of the log: how it ended (rc, signal, timeout, or a crash before pytest's summary
+line), where it ran, for how long, where its full log is, and its last lines of output.
+Pure: no files, no environment. Under GitHub Actions the caller fences the block (it echoes
+child output) with ``simpler.gha.fenced``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from simpler.report import Record
+
+__all__ = [
+    "DEFAULT_TAIL_LINES",
+    "child_failed",
+    "describe_exit",
+    "devices_text",
+    "failed_children",
+    "latest_children",
+    "render_resource_failures",
+    "strip_ansi",
+]
+
+DEFAULT_TAIL_LINES = 80
+# CSI (colours, cursor) and OSC (titles, links) sequences: a log's last screen is plain text.
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+_INDENT = "    "
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+def latest_children(records: Iterable[Record]) -> list[Record]:
+    """The last child record per label, in the order the labels first appeared.
+
+    A label can have several records (a child re-run, report files merged); only how it
+    ended the last time counts. Records without a ``type`` are taken as child records, so
+    a caller may pass either the whole report or children it already picked out.
+    """
+    latest: dict[str, Record] = {}
+    for record in records:
+        if record.get("type", "child") == "child":
+            latest[_text(record, "label")] = record
+    return list(latest.values())
+
+
+def child_failed(child: Record) -> bool:
+    # A missing returncode means nobody saw the child exit cleanly: that is not success.
+    return child.get("returncode") != 0 or bool(child.get("timed_out")) or bool(child.get("signal"))
+
+
+def failed_children(records: Iterable[Record]) -> list[Record]:
+    """The children whose latest record (per label) says they failed."""
+    return [child for child in latest_children(records) if child_failed(child)]
+
+
+def describe_exit(child: Record) -> str:
+    """How a child ended, in words: ``rc=1``, ``killed by SIGSEGV``, ``timed out after 30.0 s``.
+
+    A child that never printed pytest's summary line is named as crashed, since its own
+    output then ends mid-run and would otherwise look like a cut log.
+    """
+    signal = _text(child, "signal")
+    returncode = child.get("returncode")
+    if child.get("timed_out"):
+        ending = f"timed out after {_seconds(child)}"
+        if signal:
+            ending += f", stopped with {signal}"
+        return ending  # a killed child never reaches its summary line: no need to say so
+    if signal:
+        ending = f"killed by {signal}"
+    elif returncode is None:
+        ending = "rc=? (no exit status recorded)"
+    else:
+        ending = f"rc={returncode}"
+    if child.get("reached_summary") is False:
+        ending += ", crashed before pytest's summary line"
+    return ending
+
+
+def devices_text(child: Record) -> str:
+    devices = child.get("devices")
+    if isinstance(devices, list | tuple):
+        return ",".join(map(str, devices)) or "?"
+    return "?" if devices is None else str(devices)
+
+
+def render_resource_failures(
+    children: Iterable[Record], tail_lines: int = DEFAULT_TAIL_LINES
+) -> str:
+    """The ``*** Resource phase failed ***`` block, or ``""`` when no child failed."""
+    failed = failed_children(children)
+    if not failed:
+        return ""
+    lines = [f"*** Resource phase failed: {len(failed)} child job(s) ***", ""]
+    for number, child in enumerate(failed, 1):
+        lines += _child_block(number, child, tail_lines)
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _child_block(number: int, child: Record, tail_lines: int) -> list[str]:
+    label = _text(child, "label") or "?"
+    lines = [f"{number}) {label}: {describe_exit(child)}"]
+    if child.get("nodeid"):
+        lines.append(f"  test: {child['nodeid']}")
+    lines.append(f"  devices: {devices_text(child)}, duration: {_seconds(child)}")
+    log = _text(child, "log")
+    lines.append(f"  log: {log or '(none recorded)'}")
+    return lines + _tail_block(_text(child, "tail"), tail_lines, log)
+
+
+def _tail_block(tail: str, limit: int, log: str) -> list[str]:
+    lines = strip_ansi(tail).rstrip().splitlines()
+    if limit <= 0:
+        return []
+    if not lines:
+        return ["  output: (none captured)"]
+    shown = lines[-limit:]
+    header = "  output:"
+    if len(shown) < len(lines):
+        where = f"; full output in {log}" if log else ""
+        header = f"  output (last {len(shown)} of {len(lines)} lines{where}):"
+    return [header] + [f"{_INDENT}{line}" for line in shown]
+
+
+def _seconds(child: Record) -> str:
+    duration = child.get("duration_s")
+    if isinstance(duration, int | float) and not isinstance(duration, bool):
+        return f"{duration:.1f} s"
+    return "? s"
+
+
+def _text(record: Record, key: str) -> str:
+    value: Any = record.get(key)
+    return "" if value is None else str(value)

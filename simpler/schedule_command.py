@@ -1,0 +1,174 @@
+"""``simpler schedule``: run (or, with --dry-run, simulate) device-needing commands on a pool.
+
+JOBS.json is a list of ``{"label", "devices" (a count), "cmd" (argv; "{devices}"
+becomes the allocated range), "est_s"}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from simpler.devices import format_devices, parse_devices
+from simpler.scheduler.jobs import Job
+
+__all__ = ["load_jobs", "run_schedule"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class JobsFileError(ValueError):
+    """JOBS.json is missing, not JSON, or holds a bad entry: a usage error."""
+
+
+def load_jobs(path: Path) -> list[Job]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise JobsFileError(f"cannot read jobs file {path}: {error.strerror}") from None
+    except (UnicodeDecodeError, ValueError) as error:
+        raise JobsFileError(f"jobs file {path} is not valid JSON: {error}") from None
+    if not isinstance(data, list):
+        raise JobsFileError(f"jobs file {path} must hold a JSON list of jobs")
+    jobs = [_job(path, i, entry) for i, entry in enumerate(data)]
+    labels = [j.label for j in jobs]
+    duplicates = sorted({label for label in labels if labels.count(label) > 1})
+    if duplicates:
+        raise JobsFileError(f"jobs file {path}: duplicate label(s) {', '.join(duplicates)}")
+    return jobs
+
+
+def _job(path: Path, index: int, entry: Any) -> Job:
+    where = f"jobs file {path}, entry {index}"
+    if not isinstance(entry, dict):
+        raise JobsFileError(f"{where}: expected an object, got {type(entry).__name__}")
+    label, count, cmd, est = (entry.get(k) for k in ("label", "devices", "cmd", "est_s"))
+    if not isinstance(label, str) or not label:
+        raise JobsFileError(f"{where}: 'label' must be a non-empty string")
+    where = f"{where} ({label})"
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise JobsFileError(f"{where}: 'devices' must be a device count of 1 or more")
+    if not isinstance(cmd, list) or not cmd or not all(isinstance(a, str) for a in cmd):
+        raise JobsFileError(f"{where}: 'cmd' must be a non-empty list of strings")
+    if est is not None and (
+        isinstance(est, bool)
+        or not isinstance(est, int | float)
+        or not math.isfinite(est)
+        or est < 0
+    ):
+        raise JobsFileError(f"{where}: 'est_s' must be a number of seconds, 0 or more")
+    timeout = entry.get("timeout_s")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+    ):
+        raise JobsFileError(f"{where}: 'timeout_s' must be a positive number of seconds")
+    return Job(
+        label,
+        count,
+        tuple(cmd),
+        None if est is None else float(est),
+        None if timeout is None else float(timeout),
+    )
+
+
+def run_schedule(args: argparse.Namespace) -> int:
+    from simpler.scheduler.durations import estimator, load_durations
+    from simpler.scheduler.policy import unfittable
+
+    try:
+        devices = parse_devices(args.devices)
+    except ValueError as error:
+        raise JobsFileError(f"simpler schedule: {error}") from None
+    jobs = load_jobs(Path(args.jobs))
+    too_big = unfittable(jobs, len(devices))
+    if too_big:
+        names = ", ".join(f"{j.label} needs {j.devices}" for j in too_big)
+        raise JobsFileError(
+            f"simpler schedule: job(s) can never fit the pool of {len(devices)} device(s): {names}"
+        )
+    estimate = estimator(load_durations())
+    if args.dry_run:
+        return _dry_run(jobs, devices, args, estimate)
+    return _real_run(jobs, devices, args, estimate)
+
+
+def _dry_run(jobs: list[Job], devices: list[int], args: argparse.Namespace, estimate: Any) -> int:
+    from simpler.scheduler.simulate import dry_run
+
+    schedule = dry_run(jobs, devices, args.policy, estimate)
+    if args.json:
+        print(json.dumps(schedule.to_json(), indent=2))
+        return EXIT_OK
+    for p in sorted(schedule.placements, key=lambda p: (p.start_s, p.label)):
+        span = f"{p.start_s:9.1f}s -> {p.end_s:9.1f}s"
+        print(f"{span}  devices {format_devices(p.devices):>8}  {p.label}")
+    print(
+        f"makespan {schedule.makespan_s:.1f}s, lower bound {schedule.lower_bound_s:.1f}s, "
+        f"utilization {schedule.utilization:.0%} ({args.policy})"
+    )
+    return EXIT_OK
+
+
+def _real_run(jobs: list[Job], devices: list[int], args: argparse.Namespace, estimate: Any) -> int:
+    from simpler.resource_summary import render_resource_failures
+    from simpler.scheduler.executor import ExecutorOptions, execute
+
+    def announce(result: Any) -> None:
+        verdict = "PASS" if result.ok else "FAIL"
+        print(
+            f"{verdict}  {result.label}  devices={format_devices(result.devices) or '-'}  "
+            f"{result.duration_s:.1f}s",
+            flush=True,
+        )
+
+    options = ExecutorOptions(
+        estimate=estimate,
+        policy=args.policy,
+        job_timeout_s=args.job_timeout,
+        session_timeout_s=args.session_timeout,
+        exit_first=args.exitfirst,
+        tail_lines=args.tail_lines,
+        on_finish=None if args.json else announce,
+    )
+    execution = execute(jobs, devices, options)
+    records = [_as_child_record(r, jobs) for r in execution.results]
+    if args.json:
+        print(json.dumps(_as_json(execution.results), indent=2))
+    else:
+        failures = render_resource_failures(records, tail_lines=args.tail_lines)
+        if failures:
+            print(failures, file=sys.stdout)
+        if execution.stopped_by:
+            print(f"simpler schedule: stopped by {execution.stopped_by}")
+    return EXIT_OK if execution.ok else EXIT_FAILED
+
+
+def _as_child_record(result: Any, jobs: list[Job]) -> dict[str, Any]:
+    record: dict[str, Any] = result.serialize()
+    job = next(j for j in jobs if j.label == result.label)
+    if not any("pytest" in arg for arg in job.argv):
+        record["reached_summary"] = True  # only pytest children have a summary line to reach
+    return record
+
+
+def _as_json(results: list[Any]) -> dict[str, Any]:
+    makespan = max((r.end_s for r in results), default=0.0)
+    return {
+        "makespan_s": makespan,
+        "jobs": [
+            {
+                "label": r.label,
+                "devices": r.devices,
+                "start_s": r.start_s,
+                "end_s": r.end_s,
+                "returncode": r.returncode,
+                "signal": r.signal,
+                "timed_out": r.timed_out,
+            }
+            for r in results
+        ],
+    }

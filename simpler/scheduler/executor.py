@@ -1,0 +1,238 @@
+"""Run jobs on real devices: the placement policy decides, this module starts, watches and stops.
+
+The loop is the policy's (``pick``) on the wall clock: start what it picks,
+reap what ended, enforce the per-job and session timeouts, stop early on
+``exit_first`` or a signal to the orchestrator. Whatever happens, every child
+is stopped before ``execute`` returns and every job has a result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import signal
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+from simpler.devices import format_devices
+from simpler.scheduler.jobs import Job, JobResult, Running
+from simpler.scheduler.locks import DeviceLocks
+from simpler.scheduler.policy import order_jobs, pick, unfittable
+from simpler.scheduler.process import ChildProcess, signal_name
+
+__all__ = ["Execution", "ExecutorOptions", "execute", "log_name"]
+
+POLL_S = 0.02
+NOT_RUN_RC = None
+
+
+@dataclass
+class ExecutorOptions:
+    estimate: Callable[[Job], float]
+    policy: str = "backfill"
+    job_timeout_s: float | None = None
+    session_timeout_s: float | None = None
+    exit_first: bool = False
+    tail_lines: int = 80
+    log_dir: Path = Path(".simpler/logs")
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    locks: DeviceLocks | None = None
+    on_start: Callable[[Job, tuple[int, ...]], None] | None = None
+    on_finish: Callable[[JobResult], None] | None = None
+    # After each result: the devices that must not take another job (their worker is beyond reset).
+    quarantine: Callable[[JobResult], list[int]] | None = None
+
+
+@dataclass
+class Execution:
+    results: list[JobResult]
+    quarantined: list[int]
+    stopped_by: str | None = None  # "exit_first", "session_timeout", "SIGTERM", "SIGINT"
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.results) and self.stopped_by is None
+
+
+@dataclass
+class _Active:
+    child: ChildProcess
+    running: Running
+    log: Path
+
+
+def log_name(label: str) -> str:
+    """A file name for ``label``'s log: readable, and unique even after cleaning."""
+    clean = re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("_") or "job"
+    if clean == label and len(clean) <= 120:
+        return f"{clean}.log"
+    digest = hashlib.sha1(label.encode()).hexdigest()[:8]
+    return f"{clean[:120]}-{digest}.log"
+
+
+def execute(jobs: Sequence[Job], devices: Sequence[int], options: ExecutorOptions) -> Execution:
+    too_big = unfittable(jobs, len(devices))
+    if too_big:
+        names = ", ".join(f"{j.label} ({j.devices})" for j in too_big)
+        raise ValueError(f"job(s) need more devices than the pool of {len(devices)}: {names}")
+    return _Loop(jobs, devices, options).run()
+
+
+class _Loop:
+    def __init__(self, jobs: Sequence[Job], devices: Sequence[int], options: ExecutorOptions):
+        self.options = options
+        self.waiting = order_jobs(jobs, options.policy, options.estimate)
+        self.pool = list(devices)
+        self.free = set(devices)
+        self.quarantined: set[int] = set()
+        self.active: list[_Active] = []
+        self.results: list[JobResult] = []
+        self.stopped_by: str | None = None
+        self.locks = options.locks or DeviceLocks()
+        self.started = time.monotonic()
+
+    def run(self) -> Execution:
+        previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+        for signum in previous:
+            signal.signal(signum, self._on_signal)
+        try:
+            while self.waiting or self.active:
+                if self.stopped_by is None:
+                    self._start_what_fits()
+                self._reap()
+                self._enforce_timeouts()
+                if self.stopped_by is not None:
+                    self._abandon_waiting()
+                time.sleep(POLL_S)
+        finally:
+            for active in list(self.active):
+                active.child.stop()
+                self._finish(active)
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+            self.locks.release_all()
+        return Execution(self.results, sorted(self.quarantined), self.stopped_by)
+
+    def _now(self) -> float:
+        return time.monotonic() - self.started
+
+    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        # Stop starting, stop what runs; the loop then reports what finished.
+        self.stopped_by = signal.Signals(signum).name
+        for active in self.active:
+            active.child.stop()
+
+    def _start_what_fits(self) -> None:
+        self._drop_jobs_that_can_never_fit()
+        available = sorted(d for d in self.free if self.locks.try_acquire([d]))
+        running = [a.running for a in self.active]
+        chosen = pick(
+            self.options.policy,
+            self.waiting,
+            available,
+            running,
+            self._now(),
+            self.options.estimate,
+        )
+        for job, ids in chosen:
+            self.waiting.remove(job)
+            self.free.difference_update(ids)
+            self._start(job, ids)
+
+    def _start(self, job: Job, ids: tuple[int, ...]) -> None:
+        spec = format_devices(list(ids))
+        log = self.options.log_dir / log_name(job.label)
+        env = {**self.options.env, **dict(job.env), "SIMPLER_DEVICES": ",".join(map(str, ids))}
+        if self.options.on_start:
+            self.options.on_start(job, ids)
+        child = ChildProcess(
+            job.command_for(spec), env=env, log_path=log, tail_lines=self.options.tail_lines
+        )
+        now = self._now()
+        running = Running(job, ids, now, now + self.options.estimate(job))
+        self.active.append(_Active(child, running, log))
+
+    def _reap(self) -> None:
+        for active in [a for a in self.active if a.child.poll() is not None]:
+            self._finish(active)
+
+    def _finish(self, active: _Active) -> None:
+        returncode = active.child.wait()
+        self.active.remove(active)
+        job, ids = active.running.job, active.running.devices
+        end = self._now()
+        result = JobResult(
+            label=job.label,
+            returncode=returncode if returncode >= 0 else None,
+            signal=signal_name(returncode),
+            devices=list(ids),
+            duration_s=round(end - active.running.started_s, 3),
+            timed_out=active.child.timed_out,
+            reached_summary=active.child.reached_summary,
+            tail=active.child.tail,
+            log=str(active.log),
+            nodeid=job.nodeid,
+            start_s=round(active.running.started_s, 3),
+            end_s=round(end, 3),
+        )
+        self.results.append(result)
+        if self.options.quarantine:
+            self.quarantined.update(d for d in self.options.quarantine(result) if d in ids)
+        self.free.update(d for d in ids if d not in self.quarantined)
+        if self.options.on_finish:
+            self.options.on_finish(result)
+        if self.options.exit_first and not result.ok and self.stopped_by is None:
+            self.stopped_by = "exit_first"
+            for other in self.active:
+                other.child.stop()
+
+    def _enforce_timeouts(self) -> None:
+        now = self._now()
+        session = self.options.session_timeout_s
+        if session is not None and now > session and self.stopped_by is None:
+            self.stopped_by = "session_timeout"
+            for active in self.active:
+                active.child.time_out()
+            return
+        for active in self.active:
+            limit = active.running.job.timeout_s or self.options.job_timeout_s
+            late = limit is not None and now - active.running.started_s > limit
+            if late and not active.child.timed_out:
+                active.child.time_out()
+
+    def _abandon_waiting(self) -> None:
+        for job in self.waiting:
+            self._not_run(job, f"not run: stopped by {self.stopped_by}")
+        self.waiting.clear()
+
+    def _drop_jobs_that_can_never_fit(self) -> None:
+        usable = len(self.pool) - len(self.quarantined)
+        for job in [j for j in self.waiting if j.devices > usable]:
+            self.waiting.remove(job)
+            self._not_run(
+                job,
+                f"not run: only {usable} device(s) left outside quarantine "
+                f"{format_devices(sorted(self.quarantined))}",
+            )
+
+    def _not_run(self, job: Job, reason: str) -> None:
+        result = JobResult(
+            label=job.label,
+            returncode=NOT_RUN_RC,
+            signal=None,
+            devices=[],
+            duration_s=0.0,
+            reached_summary=False,
+            tail=reason,
+            nodeid=job.nodeid,
+            start_s=self._now(),
+            end_s=self._now(),
+            extra={"not_run": reason},
+        )
+        self.results.append(result)
+        if self.options.on_finish:
+            self.options.on_finish(result)

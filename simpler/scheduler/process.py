@@ -1,0 +1,180 @@
+"""One child process: started in a session of its own, its output streamed line by line, and
+stopped as a whole tree (stack dump, then SIGTERM, then SIGKILL) so no process outlives a run.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO
+
+import psutil
+
+__all__ = ["LIVE", "REACHED_SUMMARY", "ChildProcess", "LiveChildren", "signal_name"]
+
+# pytest's closing line, with or without -q: "==== 3 passed, 1 failed in 0.52s ====".
+REACHED_SUMMARY = re.compile(
+    r"^(?:=+ )?(?:.*\b(?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)\b"
+    r"|no tests ran).* in \d+(?:\.\d+)?s(?: \([^)]*\))?(?: =+)?$"
+)
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+DUMP_GRACE_S = 1.0
+TERM_GRACE_S = 3.0
+
+
+def signal_name(returncode: int | None) -> str | None:
+    if returncode is None or returncode >= 0:
+        return None
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+class LiveChildren:
+    """Every child this process started and has not reaped: stopped on the way out."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._children: set[ChildProcess] = set()
+
+    def add(self, child: ChildProcess) -> None:
+        with self._lock:
+            self._children.add(child)
+
+    def discard(self, child: ChildProcess) -> None:
+        with self._lock:
+            self._children.discard(child)
+
+    def stop_all(self, *, dump: bool = False) -> None:
+        with self._lock:
+            children = list(self._children)
+        for child in children:
+            child.stop(dump=dump)
+
+
+LIVE = LiveChildren()
+
+
+class ChildProcess:
+    """A child whose output goes to ``sink`` line by line and whose last lines are kept."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: dict[str, str],
+        log_path: Path | None = None,
+        echo: Callable[[str], None] | None = None,
+        tail_lines: int = 80,
+        cwd: str | None = None,
+        capture: bool = True,
+    ) -> None:
+        """``capture=False`` leaves the child on our stdout (a terminal stays a terminal)."""
+        self.started = time.monotonic()
+        self.reached_summary = False
+        self.timed_out = False
+        self._tail: collections.deque[str] = collections.deque(maxlen=tail_lines)
+        self._echo = echo
+        self._log: IO[str] | None = None
+        if log_path is not None:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log = log_path.open("w", encoding="utf-8", errors="replace")
+        self._popen = subprocess.Popen(
+            list(argv),
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE if capture else None,
+            stderr=subprocess.STDOUT if capture else None,
+            start_new_session=True,  # its own process group: a signal to us is not a signal to it
+        )
+        LIVE.add(self)
+        self._reader = threading.Thread(target=self._pump, daemon=True)
+        if capture:
+            self._reader.start()
+
+    @property
+    def pid(self) -> int:
+        return self._popen.pid
+
+    @property
+    def tail(self) -> str:
+        return "\n".join(self._tail)
+
+    def poll(self) -> int | None:
+        return self._popen.poll()
+
+    def wait(self) -> int:
+        returncode = self._popen.wait()
+        if self._reader.is_alive():
+            self._reader.join()
+        if self._log is not None:
+            self._log.close()
+        LIVE.discard(self)
+        return returncode
+
+    def time_out(self) -> None:
+        self.timed_out = True
+        self.stop(dump=True)
+
+    def stop(self, *, dump: bool = False) -> None:
+        """Stop the whole tree: a stack dump first if asked, then SIGTERM, then SIGKILL."""
+        tree = self._tree()
+        if dump:
+            self._signal(tree, signal.SIGUSR1)
+            self._wait_gone(tree, DUMP_GRACE_S)
+        self._signal(tree, signal.SIGTERM)
+        alive = self._wait_gone(tree, TERM_GRACE_S)
+        self._signal(alive, signal.SIGKILL)
+        self._wait_gone(alive, TERM_GRACE_S)
+
+    def _tree(self) -> list[psutil.Process]:
+        try:
+            root = psutil.Process(self._popen.pid)
+            return [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return []
+
+    @staticmethod
+    def _signal(processes: list[psutil.Process], signum: int) -> None:
+        for process in processes:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.send_signal(signum)
+
+    def _wait_gone(self, processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+        deadline = time.monotonic() + timeout
+        alive = processes
+        while alive and time.monotonic() < deadline:
+            self._popen.poll()  # reap our direct child so it does not linger as a zombie
+            alive = [p for p in alive if _running(p)]
+            if alive:
+                time.sleep(0.05)
+        return alive
+
+    def _pump(self) -> None:
+        assert self._popen.stdout is not None
+        for raw in self._popen.stdout:
+            line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            self._tail.append(line)
+            if REACHED_SUMMARY.match(_ANSI.sub("", line).strip()):
+                self.reached_summary = True
+            if self._log is not None:
+                self._log.write(line + "\n")
+                self._log.flush()  # the log is the record of a child that may die any moment
+            if self._echo is not None:
+                self._echo(line)
+
+
+def _running(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
