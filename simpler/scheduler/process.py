@@ -116,6 +116,8 @@ class ChildProcess:
         returncode = self._popen.wait()
         if self._reader.is_alive():
             self._reader.join()
+        if self._popen.stdout is not None:
+            self._popen.stdout.close()
         if self._log is not None:
             self._log.close()
         LIVE.discard(self)

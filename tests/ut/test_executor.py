@@ -1,0 +1,173 @@
+"""The executor on real processes: devices, logs, timeouts, crashes, locks, early stops."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from simpler.scheduler.executor import ExecutorOptions, execute
+from simpler.scheduler.jobs import Job
+from simpler.scheduler.locks import DeviceLocks
+
+PY = sys.executable
+
+
+def _job(label: str, code: str, devices: int = 1, **extra: object) -> Job:
+    return Job(label, devices, (PY, "-c", code, "{devices}"), **extra)  # type: ignore[arg-type]
+
+
+def _options(tmp_path: Path, **overrides: object) -> ExecutorOptions:
+    base: dict[str, object] = {
+        "estimate": lambda job: job.est_s or 1.0,
+        "log_dir": tmp_path / "logs",
+        "locks": DeviceLocks(tmp_path / "locks"),
+    }
+    return ExecutorOptions(**{**base, **overrides})  # type: ignore[arg-type]
+
+
+SHOW_DEVICES = "import os, sys; print('devices', sys.argv[1], os.environ['SIMPLER_DEVICES'])"
+
+
+def test_every_job_runs_once_on_its_own_devices_and_logs_its_output(tmp_path: Path) -> None:
+    jobs = [_job(f"j{i}", SHOW_DEVICES, devices=1 + i % 2) for i in range(6)]
+    execution = execute(jobs, [0, 1, 2], _options(tmp_path))
+    assert execution.ok and sorted(r.label for r in execution.results) == sorted(
+        j.label for j in jobs
+    )
+    for result in execution.results:
+        spec = ",".join(map(str, result.devices))
+        log = Path(result.log).read_text()
+        assert (
+            f"devices {spec.replace(',', '-') if len(result.devices) > 1 else spec} {spec}" in log
+        )
+        assert result.tail.startswith("devices")
+    spans = sorted((r.start_s, r.end_s, set(r.devices)) for r in execution.results)
+    for i, (_, end, ids) in enumerate(spans):
+        for other_start, _, other_ids in spans[i + 1 :]:
+            assert other_start >= end or not ids & other_ids, "a device was double-booked"
+
+
+HANG_WITH_GRANDCHILD = (
+    "import faulthandler, signal, subprocess, sys, time\n"
+    "faulthandler.register(signal.SIGUSR1, all_threads=True)\n"
+    "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+    "print('grandchild', child.pid, flush=True)\n"
+    "time.sleep(120)\n"
+)
+
+
+def _grandchild_pid(log: str) -> int:
+    return int(next(line.split()[1] for line in log.splitlines() if line.startswith("grandchild")))
+
+
+def test_a_job_past_its_timeout_is_dumped_then_stopped_with_its_whole_tree(tmp_path: Path) -> None:
+    job = _job("hang", HANG_WITH_GRANDCHILD, timeout_s=1.0)
+    (result,) = execute([job], [0], _options(tmp_path)).results
+    log = Path(result.log).read_text()
+    assert result.timed_out and not result.ok
+    assert "most recent call first" in log  # faulthandler's stack dump, before the kill
+    assert not psutil.pid_exists(_grandchild_pid(log)) or (
+        psutil.Process(_grandchild_pid(log)).status() == psutil.STATUS_ZOMBIE
+    )
+
+
+def test_a_crash_is_named_by_its_signal(tmp_path: Path) -> None:
+    job = _job("segv", "import os, signal; print('start', flush=True); os.kill(os.getpid(), 11)")
+    (result,) = execute([job], [0], _options(tmp_path)).results
+    assert (result.returncode, result.signal) == (None, "SIGSEGV")
+    assert not result.reached_summary and result.tail == "start"
+
+
+def test_reached_summary_is_true_only_after_pytests_closing_line(tmp_path: Path) -> None:
+    done = _job("done", "print('==== 3 passed, 1 skipped in 0.52s ====')")
+    quiet = _job("quiet", "print('3 passed in 0.10s')")
+    died = _job("died", "print('collected 3 items'); raise SystemExit(1)")
+    results = {r.label: r for r in execute([done, quiet, died], [0], _options(tmp_path)).results}
+    assert results["done"].reached_summary and results["quiet"].reached_summary
+    assert not results["died"].reached_summary
+
+
+def test_exit_first_stops_the_others_and_leaves_the_rest_unrun(tmp_path: Path) -> None:
+    jobs = [
+        _job("fails", "raise SystemExit(3)", est_s=5.0),
+        _job("slow", "import time; time.sleep(60)", est_s=4.0),
+        _job("later", "pass", est_s=1.0),
+    ]
+    execution = execute(jobs, [0, 1], _options(tmp_path, exit_first=True))
+    results = {r.label: r for r in execution.results}
+    assert execution.stopped_by == "exit_first"
+    assert results["fails"].returncode == 3
+    assert results["slow"].signal == "SIGTERM"
+    assert results["later"].extra["not_run"].startswith("not run: stopped by exit_first")
+
+
+def test_the_session_timeout_stops_everything_and_still_returns_every_result(
+    tmp_path: Path,
+) -> None:
+    jobs = [_job(f"s{i}", "import time; time.sleep(60)") for i in range(3)]
+    execution = execute(jobs, [0, 1], _options(tmp_path, session_timeout_s=1.0))
+    assert execution.stopped_by == "session_timeout"
+    assert len(execution.results) == 3
+    assert sum(r.timed_out for r in execution.results) == 2
+    assert sum("not run" in r.extra.get("not_run", "") for r in execution.results) == 1
+
+
+def test_a_quarantined_device_takes_no_more_jobs(tmp_path: Path) -> None:
+    # "poisons" holds device 0 while the quick jobs run on device 1; then 0 is quarantined.
+    jobs = [_job("poisons", "import time; time.sleep(2)", est_s=9.0)]
+    jobs += [_job(f"n{i}", "pass") for i in range(3)]
+    jobs.append(_job("needs-two", "pass", devices=2, est_s=0.5))
+
+    def quarantine(result: object) -> list[int]:
+        return [0] if getattr(result, "label", "") == "poisons" else []
+
+    execution = execute(jobs, [0, 1], _options(tmp_path, quarantine=quarantine))
+    results = {r.label: r for r in execution.results}
+    assert execution.quarantined == [0]
+    assert results["poisons"].devices == [0]
+    assert all(results[f"n{i}"].devices == [1] for i in range(3))
+    assert results["needs-two"].extra["not_run"].startswith("not run: only 1 device(s) left")
+
+
+def test_a_device_locked_by_another_run_is_waited_for_never_shared(tmp_path: Path) -> None:
+    other_run = DeviceLocks(tmp_path / "locks")
+    assert other_run.try_acquire([0])
+    threading.Timer(1.0, other_run.release_all).start()
+    started = time.monotonic()
+    (result,) = execute([_job("two", SHOW_DEVICES, devices=2)], [0, 1], _options(tmp_path)).results
+    assert result.ok and result.devices == [0, 1]
+    assert time.monotonic() - started >= 0.9
+
+
+def test_a_job_larger_than_the_pool_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    jobs = [_job("small", f"open({str(marker)!r}, 'w')"), _job("huge", "pass", devices=3)]
+    with pytest.raises(ValueError, match=r"huge \(3\)"):
+        execute(jobs, [0, 1], _options(tmp_path))
+    assert not marker.exists()
+
+
+def test_the_log_is_written_while_the_child_runs(tmp_path: Path) -> None:
+    code = "import time; print('first line', flush=True); time.sleep(3)"
+    log_seen: list[str] = []
+
+    def peek() -> None:
+        time.sleep(1.5)
+        log_seen.extend(p.read_text() for p in (tmp_path / "logs").glob("*.log"))
+
+    watcher = threading.Thread(target=peek)
+    watcher.start()
+    execute([_job("streams", code)], [0], _options(tmp_path))
+    watcher.join()
+    assert log_seen == ["first line\n"]
+
+
+def test_results_serialize_to_json(tmp_path: Path) -> None:
+    (result,) = execute([_job("plain", "pass")], [3], _options(tmp_path)).results
+    assert json.loads(json.dumps(result.serialize()))["devices"] == [3]
