@@ -18,7 +18,8 @@ from simpler.devices import parse_devices
 from simpler.platforms import SIM_PLATFORMS
 
 if TYPE_CHECKING:
-    from simpler.resource_phase import ResourceTest
+    from simpler.collection import SuiteListing
+    from simpler.sharding import ShardSpec
 
 __all__ = ["main"]
 
@@ -86,6 +87,12 @@ def _build_parser() -> _Parser:
         help="stop the Resource phase at the first failed child",
     )
     run.add_argument("--junit", type=Path, help="write JUnit XML of every test and child here")
+    run.add_argument("--shard", metavar="I/N", help="run only the I-th of N balanced shards")
+    run.add_argument(
+        "--shard-durations",
+        type=Path,
+        help="durations.json that every shard shares, to balance on (default: test counts)",
+    )
 
     rep = commands.add_parser("report", help="print the summary of report files, set the exit code")
     rep.add_argument("--file", action="append", dest="files", help="a report file (repeatable)")
@@ -177,7 +184,21 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
             f"simpler run: {workers} parallel workers asked for, but --device {args.device} names "
             f"{len(devices)} device(s); a device is never shared"
         )
-    resource_tests = _resource_tests(args.platform, devices, phases, pytest_args)
+    shard = _shard(args.shard)
+    listing = _listing(args.platform, devices, phases, pytest_args, shard is not None)
+    l2_files: list[str] | None = None
+    resource_tests = listing.resource if listing is not None else None
+    if shard is not None and listing is not None:
+        from simpler.sharding import split_suite
+
+        durations = _shard_durations(args.shard_durations)
+        mine = split_suite(listing, shard.count, durations, len(devices))[
+            shard.index - 1
+        ]
+        if mine.empty:
+            print(f"simpler run: shard {shard} has nothing to run (the suite has fewer units)")
+            return 0
+        l2_files, resource_tests = mine.l2_files, mine.resource
     path = report.report_path(args.report).resolve()
     ctx = RunContext(
         platform=args.platform,
@@ -195,34 +216,62 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
         exit_first=args.exitfirst,
         junit=args.junit,
         resource_tests=resource_tests,
+        l2_files=l2_files,
+        shard=str(shard) if shard else None,
     )
     return run_phases(ctx, phases)
 
 
-def _resource_tests(
-    platform: str, devices: list[int], phases: list[str], pytest_args: list[str]
-) -> list[ResourceTest] | None:
-    """Collected before anything starts, so a test that can never fit is a usage error up front."""
-    if "resource" not in phases:
+def _shard(text: str | None) -> ShardSpec | None:
+    if text is None:
         return None
-    from simpler.resource_phase import ResourceListingError, list_resource_tests
+    from simpler.sharding import parse_shard
 
     try:
-        tests = list_resource_tests(platform, devices, pytest_args)
-    except ResourceListingError as error:
+        return parse_shard(text)
+    except ValueError as error:
+        raise UsageError(f"simpler run: {error}") from None
+
+
+def _shard_durations(path: Path | None) -> dict[str, float]:
+    """Every matrix job must split alike: only a file they all share may weigh the split."""
+    if path is None:
+        return {}
+    if not path.is_file():
+        raise UsageError(f"simpler run: --shard-durations {path} is not a readable file")
+    from simpler.scheduler.durations import load_durations
+
+    return load_durations(path)
+
+
+def _listing(
+    platform: str, devices: list[int], phases: list[str], pytest_args: list[str], sharded: bool
+) -> SuiteListing | None:
+    """Collected before anything starts, so a test that can never fit is a usage error up front."""
+    if "resource" not in phases and not sharded:
+        return None
+    from simpler.collection import ListingError, collect_suite
+
+    try:
+        listing = collect_suite(platform, devices, pytest_args)
+    except ListingError as error:
+        if sharded:
+            raise UsageError(
+                f"simpler run: {error}; a suite that cannot be collected cannot be sharded"
+            ) from None
         # The L2 phase collects the same files and shows the error in full: the run goes red there.
         print(f"simpler run: {error}", file=sys.stderr)
         return None
     except ValueError as error:
         raise UsageError(f"simpler run: {error}") from None
-    too_big = [t for t in tests if t.devices > len(devices)]
+    too_big = [t for t in listing.resource if t.devices > len(devices)]
     if too_big:
         names = ", ".join(f"{t.nodeid} needs {t.devices}" for t in too_big)
         raise UsageError(
             f"simpler run: Resource test(s) can never fit the {len(devices)} device(s) of "
             f"--device: {names}"
         )
-    return tests
+    return listing
 
 
 def _run_id(path: Path, *, starts_run: bool) -> str:

@@ -33,7 +33,7 @@ from simpler.pytest_command import (
 from simpler.scheduler.process import LIVE, ChildProcess
 
 if TYPE_CHECKING:
-    from simpler.resource_phase import ResourceTest
+    from simpler.collection import ResourceTest
     from simpler.scheduler.jobs import JobResult
 
 __all__ = ["PHASE_ORDER", "Interrupted", "RunContext", "run_phases"]
@@ -68,6 +68,8 @@ class RunContext:
     exit_first: bool = False
     junit: Path | None = None
     resource_tests: list[ResourceTest] | None = None  # collected up front by the CLI
+    l2_files: list[str] | None = None  # this shard's L2 files; None: the user's selection
+    shard: str | None = None
     current_phase: str = ""
 
     def records(self) -> list[report_file.Record]:
@@ -130,7 +132,7 @@ def _signals_raise_interrupted() -> Iterator[None]:
 
 def _bracketed(ctx: RunContext, name: str, phase: Callable[[RunContext], int]) -> int:
     ctx.current_phase = name
-    ctx.write("phase", event="start")
+    ctx.write("phase", event="start", shard=ctx.shard)
     started = time.monotonic()
     returncode, interrupted = EXIT_FAILED, None
     try:
@@ -162,8 +164,28 @@ def l2_phase(ctx: RunContext) -> int:
         workers = min(len(ctx.devices), ctx.max_parallel or len(ctx.devices))
         if workers > 1:
             extra += ["-n", str(workers), "--dist", "loadfile"]
-    call = _call(ctx, "l2", ctx.devices, attempt=1, extra=extra, user_args=ctx.pytest_args)
-    return _phase_exit(_run_pytest(call))
+    user_args = ctx.pytest_args
+    if ctx.l2_files is not None:
+        if not ctx.l2_files:
+            return EXIT_OK  # this shard's tests are all Resource tests
+        user_args = [*without_selection(ctx.pytest_args), *ctx.l2_files]
+    call = _call(ctx, "l2", ctx.devices, attempt=1, extra=extra, user_args=user_args)
+    returncode = _phase_exit(_run_pytest(call))
+    _record_file_durations(ctx)
+    return returncode
+
+
+def _record_file_durations(ctx: RunContext) -> None:
+    """What each L2 file took, so the next ``--shard`` split balances on it."""
+    from simpler.scheduler.durations import record_durations
+
+    per_file: Counter[str] = Counter()
+    for record in ctx.records():
+        if record.get("type") == "test" and record.get("phase") == "l2":
+            per_file[f"file:{str(record['nodeid']).split('::')[0]}"] += (
+                record.get("duration_s") or 0
+            )
+    record_durations(ctx.report.parent / "durations.json", per_file.items())
 
 
 def resource_phase(ctx: RunContext) -> int:

@@ -59,9 +59,9 @@ def add_options(parser: pytest.Parser) -> None:
         "--class-lines", action="store_true", help="one line per test class instead of dots"
     )
     group.addoption(
-        "--simpler-list-resource",
+        "--simpler-list",
         metavar="FILE",
-        help="(set by simpler run) write the device_count tests to FILE as JSON",
+        help="(set by simpler run) write the collected tests and their device counts to FILE",
     )
 
 

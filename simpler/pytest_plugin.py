@@ -170,23 +170,19 @@ def pytest_runtest_makereport(
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """For ``simpler run``'s Resource phase: which tests need devices, how many, how long."""
-    target = session.config.option.simpler_list_resource
+    """For ``simpler run``: every collected test, with its device count (None: an L2 test)."""
+    target = session.config.option.simpler_list
     if not target:
         return
     listing = []
     for item in session.items:
         marker = item.get_closest_marker("device_count")
-        if marker is None:
-            continue
-        listing.append(
-            {
-                "nodeid": item.nodeid,
-                "devices": marker.args[0] if marker.args else marker.kwargs.get("n", 1),
-                "est_s": marker.kwargs.get("est"),
-                "timeout_s": marker.kwargs.get("timeout"),
-            }
-        )
+        entry: dict[str, Any] = {"nodeid": item.nodeid, "devices": None}
+        if marker is not None:
+            entry["devices"] = marker.args[0] if marker.args else marker.kwargs.get("n", 1)
+            entry["est_s"] = marker.kwargs.get("est")
+            entry["timeout_s"] = marker.kwargs.get("timeout")
+        listing.append(entry)
     Path(target).write_text(json.dumps(listing))
 
 

@@ -7,88 +7,19 @@ record the moment it is known, so a killed orchestrator loses no finished child.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import subprocess
 import sys
-import tempfile
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from simpler.devices import format_devices
-from simpler.pytest_command import PYTEST_NO_TESTS, without_selection
+from simpler.collection import ListingError, ResourceTest, collect_suite
+from simpler.pytest_command import without_selection
 from simpler.scheduler.jobs import Job, JobResult
 
 if TYPE_CHECKING:
     from simpler.phases import RunContext
 
-__all__ = ["ResourceTest", "list_resource_tests", "quarantined_devices", "run_resource_phase"]
-
-
-class ResourceListingError(RuntimeError):
-    """The suite could not be collected to find its Resource tests."""
-
-
-@dataclass(frozen=True)
-class ResourceTest:
-    nodeid: str
-    devices: int
-    est_s: float | None
-    timeout_s: float | None
-
-
-def list_resource_tests(
-    platform: str, devices: list[int], pytest_args: list[str]
-) -> list[ResourceTest]:
-    """Collect (without running) the tests marked ``device_count``."""
-    with tempfile.TemporaryDirectory(prefix="simpler-collect-") as folder:
-        listing = Path(folder) / "resource.json"
-        argv = [
-            sys.executable,
-            "-m",
-            "pytest",
-            "--collect-only",
-            "-q",
-            "--simpler-phase",
-            "resource",
-            "--platform",
-            platform,
-            "--device",
-            format_devices(devices),
-            "--simpler-list-resource",
-            str(listing),
-            "-p",
-            "no:xdist",
-            *pytest_args,
-        ]
-        done = subprocess.run(argv, capture_output=True, text=True, check=False)
-        if done.returncode not in (0, PYTEST_NO_TESTS) or not listing.exists():
-            last = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["no output"]
-            raise ResourceListingError(f"collecting the Resource tests failed: {last[0]}")
-        entries = json.loads(listing.read_text())
-    return [_resource_test(e) for e in entries]
-
-
-def _resource_test(entry: dict[str, Any]) -> ResourceTest:
-    count = entry["devices"]
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError(
-            f"{entry['nodeid']}: device_count must be a positive integer, got {count!r}"
-        )
-    return ResourceTest(
-        entry["nodeid"], count, _seconds(entry, "est_s"), _seconds(entry, "timeout_s")
-    )
-
-
-def _seconds(entry: dict[str, Any], key: str) -> float | None:
-    value = entry.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise ValueError(f"{entry['nodeid']}: device_count {key[:-2]}= must be positive seconds")
-    return float(value)
+__all__ = ["quarantined_devices", "run_resource_phase"]
 
 
 def quarantined_devices(records: list[dict[str, Any]]) -> set[int]:
@@ -109,8 +40,8 @@ def run_resource_phase(ctx: RunContext) -> int:
     tests = ctx.resource_tests
     if tests is None:
         try:
-            tests = list_resource_tests(ctx.platform, ctx.devices, ctx.pytest_args)
-        except (ResourceListingError, ValueError) as error:
+            tests = collect_suite(ctx.platform, ctx.devices, ctx.pytest_args).resource
+        except (ListingError, ValueError) as error:
             print(f"simpler: {error}", flush=True)
             return 1
     if not tests:

@@ -134,3 +134,23 @@ def test_missing_and_invalid_jobs_files(simpler_run: Any, tmp_path: Path) -> Non
     bad.write_text("{not json")
     invalid = simpler_run("schedule", "--devices", "0", str(bad))
     assert invalid.returncode == 2 and "is not valid JSON" in invalid.stderr
+
+
+def test_shards_cover_the_scene_suite_once_and_merge_into_one_summary(
+    simpler_run: Any, tmp_path: Path
+) -> None:
+    shards = [
+        simpler_run(
+            "run", "--platform", "a5sim", "--device", "0-1", "--shard", f"{i}/3", "--", "tests/st"
+        )
+        for i in (1, 2, 3)
+    ]
+    assert [s.returncode for s in shards] == [0, 0, 0]
+    per_shard = [set(s.outcomes("l2")) | set(s.outcomes("resource")) for s in shards]
+    assert all(per_shard)
+    union = set().union(*per_shard)
+    assert sum(map(len, per_shard)) == len(union)  # no test ran in two shards
+    merged = simpler_run("report", *[arg for s in shards for arg in ("--file", str(s.report))])
+    assert merged.returncode == 0
+    assert merged.stdout.count("simpler summary") == 1
+    assert f"simpler: {len(union)} passed" in merged.stdout
