@@ -6,7 +6,6 @@ record through the sink the worker was given.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from transitions import EventData, Machine
 
 from recovery.policy import poisons_worker
+from simpler.env_settings import positive_int_env
 from simpler.errors import DeviceRuntimeError
 
 if TYPE_CHECKING:
@@ -50,12 +50,7 @@ RunnerFactory = Callable[[str, int], "Runner"]
 
 
 def reset_attempts() -> int:
-    text = os.environ.get("SIMPLER_RESET_ATTEMPTS", "")
-    if not text:
-        return DEFAULT_RESET_ATTEMPTS
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:
-        raise ValueError(f"SIMPLER_RESET_ATTEMPTS must be a positive integer, got {text!r}")
-    return int(text)
+    return positive_int_env("SIMPLER_RESET_ATTEMPTS", DEFAULT_RESET_ATTEMPTS)
 
 
 @dataclass(frozen=True)

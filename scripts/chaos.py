@@ -1,6 +1,304 @@
-"""The chaos matrix (issue 6): not built yet."""
+"""The chaos matrix: every fault, on both sims, several times, each through ``simpler run``.
 
+For every run it checks that nothing cascaded (the victims after the fault got
+their own green verdict), that every failure is named in the summary, that no
+report record was lost or torn, that no process outlived the run, and that the
+exit code is the documented one. It prints the table and the totals, renders a
+timeline of the runs, and exits 1 on any miss.
+
+    nox -s chaos                      # the whole matrix, 5 runs per cell
+    nox -s chaos -- --repeat 1 --only hang --platform a5sim
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import secrets
+import signal
+import subprocess
 import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
 
-print("nox -s chaos: the fault matrix is not built yet", file=sys.stderr)
-sys.exit(1)
+import psutil
+
+from simpler import report
+from simpler.summary import summarize
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = "scripts/chaos_suite"
+L2_FILE = f"{SUITE}/test_chaos_l2.py"
+RESOURCE_FILE = f"{SUITE}/test_chaos_resource.py"
+TRIGGER = f"{L2_FILE}::TestTrigger::test_launch"
+VICTIMS = [
+    f"{L2_FILE}::TestVictimA::test_add",
+    f"{L2_FILE}::TestVictimB::test_matmul",
+    f"{L2_FILE}::TestVictimC::test_noop",
+]
+RESOURCE_TESTS = [
+    f"{RESOURCE_FILE}::test_child_on_its_device",
+    f"{RESOURCE_FILE}::test_child_fault",
+]
+ALL_TESTS = [TRIGGER, *VICTIMS, *RESOURCE_TESTS]
+GREEN = {"passed", "recovered", "flaky", "skipped"}
+CHECKS = ("no cascade", "failures named", "no record lost", "no leftovers", "exit code")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    faults: tuple[str, ...] = ()  # --sim-fault values
+    child: str = ""  # CHAOS_CHILD for the Resource suite
+    run_args: tuple[str, ...] = ()
+    expected_rc: int = 0
+    victims_green: bool = True
+    signal: signal.Signals | None = None  # sent to the orchestrator mid-run
+
+
+SCENARIOS = [
+    Scenario("hang", faults=("hang@TestTrigger",), expected_rc=1),
+    Scenario("launch_fail", faults=("launch_fail@TestTrigger#1",)),
+    # Every init fails, in the fresh processes too: all tests fail, each with its own verdict.
+    Scenario("init_fail", faults=("init_fail",), expected_rc=1, victims_green=False),
+    Scenario("drain_false_negative", faults=("hang@TestTrigger#1", "drain_false_negative")),
+    Scenario("force_reset_fail", faults=("hang@TestTrigger#1", "force_reset_fail")),
+    Scenario("child SIGSEGV", child="segv", expected_rc=1),
+    Scenario("child SIGKILL", child="kill", expected_rc=1),
+    Scenario(
+        "child hung past timeout", child="hang", run_args=("--job-timeout", "3"), expected_rc=1
+    ),
+    Scenario("SIGTERM to orchestrator", child="slow", expected_rc=1, signal=signal.SIGTERM),
+    Scenario("SIGKILL to orchestrator", child="slow", expected_rc=1, signal=signal.SIGKILL),
+]
+
+
+@dataclass
+class Outcome:
+    scenario: Scenario
+    platform: str
+    checks: dict[str, bool] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    report: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        return all(self.checks.values())
+
+
+def run_once(scenario: Scenario, platform: str, workdir: Path) -> Outcome:
+    run_id = f"chaos-{secrets.token_hex(4)}"
+    report_file = workdir / f"{run_id}.jsonl"
+    env = {
+        **os.environ,
+        "SIMPLER_RUN_ID": run_id,
+        "SIMPLER_OP_TIMEOUT_MS": "150",
+        "SIMPLER_LOCK_DIR": str(workdir / "locks"),
+        "CHAOS_CHILD": scenario.child,
+    }
+    env.pop("SIMPLER_SIM_FAULTS", None)
+    argv = [
+        sys.executable,
+        "-m",
+        "simpler",
+        "run",
+        "--platform",
+        platform,
+        "--device",
+        "0-1",
+        "-j",
+        "1",
+        "--report",
+        str(report_file),
+        *scenario.run_args,
+        "--",
+        SUITE,
+    ]
+    for fault in scenario.faults:
+        argv += ["--sim-fault", fault]
+    orchestrator = subprocess.Popen(
+        argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    if scenario.signal is not None:
+        _signal_mid_resource_phase(orchestrator, report_file, scenario.signal)
+    printed, _ = orchestrator.communicate(timeout=600)
+    outcome = Outcome(scenario, platform, report=report_file)
+    rc = orchestrator.returncode
+    if scenario.signal == signal.SIGKILL:
+        # The orchestrator is gone: what finished must still be readable and said incomplete.
+        after = subprocess.run(
+            [sys.executable, "-m", "simpler", "report", "--file", str(report_file)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+        printed, rc = after.stdout, after.returncode
+        outcome.checks["exit code"] = rc == 1 and "INCOMPLETE" in printed
+    else:
+        outcome.checks["exit code"] = rc == scenario.expected_rc
+    if not outcome.checks["exit code"]:
+        outcome.notes.append(f"exit {rc}, expected {scenario.expected_rc}")
+    _check_report(outcome, report_file, printed)
+    outcome.checks["no leftovers"] = _no_leftovers(run_id, outcome)
+    return outcome
+
+
+def _signal_mid_resource_phase(
+    orchestrator: subprocess.Popen[str], report_file: Path, signum: signal.Signals
+) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and orchestrator.poll() is None:
+        if _child_running(report_file):
+            time.sleep(0.5)
+            orchestrator.send_signal(signum)
+            return
+        time.sleep(0.1)
+
+
+def _child_running(report_file: Path) -> bool:
+    logs = report_file.parent / "logs"
+    started = (
+        report_file.exists() and '"phase":"resource","type":"phase"' in report_file.read_text()
+    )
+    return started and any("test_child_fault" in p.name for p in logs.glob("*.log"))
+
+
+def _check_report(outcome: Outcome, report_file: Path, printed: str) -> None:
+    contents = report.read_contents(report_file)
+    summary = summarize(contents.records)
+    verdicts = summary.verdicts
+    interrupted = outcome.scenario.signal is not None
+    expected = [*ALL_TESTS[:4]] if interrupted else ALL_TESTS  # L2 ended before the signal
+    # A child that died before its test's record still has its verdict: the child record.
+    children = {r.get("nodeid") for r in contents.records if r.get("type") == "child"}
+    missing = [n for n in expected if n not in verdicts and n not in children]
+    outcome.checks["no record lost"] = contents.malformed == 0 and not missing
+    if missing or contents.malformed:
+        outcome.notes.append(
+            f"{len(missing)} verdict(s) missing, {contents.malformed} torn line(s)"
+        )
+    if outcome.scenario.victims_green:
+        cascaded = [
+            v for v in VICTIMS if verdicts.get(v) is None or verdicts[v].outcome not in GREEN
+        ]
+    else:
+        cascaded = [v for v in VICTIMS if v not in verdicts]  # own verdict, whatever it is
+    outcome.checks["no cascade"] = not cascaded
+    if cascaded:
+        outcome.notes.append(f"cascade into {len(cascaded)} victim(s)")
+    unnamed = [f for f in summary.failures if (f.nodeid or "") not in printed]
+    outcome.checks["failures named"] = not unnamed
+    if unnamed:
+        outcome.notes.append(f"{len(unnamed)} failure(s) not named in the summary")
+
+
+def _no_leftovers(run_id: str, outcome: Outcome) -> bool:
+    deadline = time.monotonic() + 5
+    while True:
+        left = [p for p in _processes_of(run_id) if p.status() != psutil.STATUS_ZOMBIE]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    if left:
+        outcome.notes.append(f"{len(left)} process(es) left: {[p.pid for p in left]}")
+        for process in left:
+            process.kill()
+    return not left
+
+
+def _processes_of(run_id: str) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if process.environ().get("SIMPLER_RUN_ID") == run_id:
+                found.append(process)
+        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def _append_records(path: str, writer: int, count: int) -> None:
+    for i in range(count):
+        report.append(path, report.make_record("test", nodeid=f"w{writer}::t{i}", outcome="passed"))
+
+
+def concurrent_appends(workdir: Path, writers: int = 16, each: int = 2000) -> tuple[bool, str]:
+    path = str(workdir / "concurrency.jsonl")
+    context = multiprocessing.get_context("spawn")
+    processes = [
+        context.Process(target=_append_records, args=(path, w, each)) for w in range(writers)
+    ]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join()
+    contents = report.read_contents(path)
+    distinct = len({r["nodeid"] for r in contents.records})
+    ok = distinct == writers * each and contents.malformed == 0
+    return ok, f"{distinct}/{writers * each} records, {contents.malformed} torn"
+
+
+def print_table(outcomes: list[Outcome]) -> None:
+    cells: dict[tuple[str, str], list[Outcome]] = {}
+    for outcome in outcomes:
+        cells.setdefault((outcome.scenario.name, outcome.platform), []).append(outcome)
+    print(f"\n{'fault':26} {'sim':8} " + " ".join(f"{c:>15}" for c in CHECKS) + "  notes")
+    for (name, platform), runs in cells.items():
+        row = " ".join(f"{sum(r.checks[c] for r in runs):>12}/{len(runs):<2}" for c in CHECKS)
+        notes = "; ".join(sorted({n for r in runs for n in r.notes}))
+        print(f"{name:26} {platform:8} {row}  {notes}")
+    totals = " ".join(
+        f"{sum(o.checks[c] for o in outcomes):>12}/{len(outcomes):<2}" for c in CHECKS
+    )
+    print(f"{'total':35} {totals}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--platform", action="append", choices=("a5sim", "a2a3sim"))
+    parser.add_argument("--only", action="append", help="run only the faults whose name has this")
+    parser.add_argument("--out", type=Path, default=ROOT / ".simpler" / "chaos")
+    args = parser.parse_args()
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    scenarios = [s for s in SCENARIOS if not args.only or any(o in s.name for o in args.only)]
+    outcomes: list[Outcome] = []
+    with tempfile.TemporaryDirectory(prefix="simpler-chaos-", dir=args.out) as folder:
+        workdir = Path(folder)
+        for scenario in scenarios:
+            for platform in args.platform or ("a5sim", "a2a3sim"):
+                for _ in range(args.repeat):
+                    outcome = run_once(scenario, platform, workdir)
+                    outcomes.append(outcome)
+                    mark = "ok" if outcome.ok else "MISS " + "; ".join(outcome.notes)
+                    print(f"{scenario.name:26} {platform:8} {mark}", flush=True)
+        concurrency_ok, concurrency = concurrent_appends(workdir)
+        print_table(outcomes)
+        print(
+            f"report file, 16 writers x 2,000 appends: {concurrency}"
+            f" -> {'ok' if concurrency_ok else 'MISS'}"
+        )
+        firsts = {(o.scenario.name, o.platform): o.report for o in reversed(outcomes) if o.report}
+        timeline = _render_timeline(list(firsts.values())[::-1], args.out)
+    missed = sum(not o.ok for o in outcomes) + (not concurrency_ok)
+    print(f"timeline of the chaos runs: {timeline}")
+    print(f"chaos: {len(outcomes)} runs, {missed} miss(es)")
+    return 1 if missed else 0
+
+
+def _render_timeline(reports: list[Path], out: Path) -> str:
+    """One picture of the first run of every cell (each report file is a run of its own lanes)."""
+    target = out / "timeline.html"
+    argv = [sys.executable, "-m", "simpler", "report", "--timeline", str(target)]
+    for path in reports:
+        argv += ["--file", str(path)]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    return str(target) if target.exists() else f"not rendered ({done.stderr.strip()})"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

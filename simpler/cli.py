@@ -7,6 +7,7 @@ Nothing here imports cppyy: the device runner loads in the pytest processes.
 from __future__ import annotations
 
 import argparse
+import os
 import secrets
 import sys
 import time
@@ -184,6 +185,7 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
             f"simpler run: {workers} parallel workers asked for, but --device {args.device} names "
             f"{len(devices)} device(s); a device is never shared"
         )
+    _check_faults(pytest_args)
     shard = _shard(args.shard)
     listing = _listing(args.platform, devices, phases, pytest_args, shard is not None)
     l2_files: list[str] | None = None
@@ -192,9 +194,7 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
         from simpler.sharding import split_suite
 
         durations = _shard_durations(args.shard_durations)
-        mine = split_suite(listing, shard.count, durations, len(devices))[
-            shard.index - 1
-        ]
+        mine = split_suite(listing, shard.count, durations, len(devices))[shard.index - 1]
         if mine.empty:
             print(f"simpler run: shard {shard} has nothing to run (the suite has fewer units)")
             return 0
@@ -220,6 +220,26 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
         shard=str(shard) if shard else None,
     )
     return run_phases(ctx, phases)
+
+
+def _check_faults(pytest_args: list[str]) -> None:
+    """A malformed fault spec would fail in every pytest process: refuse it once, up front."""
+    from simpler.runner.faults import parse_faults
+
+    specs = [("SIMPLER_SIM_FAULTS", os.environ.get("SIMPLER_SIM_FAULTS"))]
+    specs += [
+        ("--sim-fault", pytest_args[i + 1])
+        for i, arg in enumerate(pytest_args[:-1])
+        if arg == "--sim-fault"
+    ]
+    specs += [
+        ("--sim-fault", a.split("=", 1)[1]) for a in pytest_args if a.startswith("--sim-fault=")
+    ]
+    for source, spec in specs:
+        try:
+            parse_faults(spec, source)
+        except ValueError as error:
+            raise UsageError(f"simpler run: {error}") from None
 
 
 def _shard(text: str | None) -> ShardSpec | None:
@@ -276,8 +296,6 @@ def _listing(
 
 def _run_id(path: Path, *, starts_run: bool) -> str:
     """A new id for a run that starts with a test phase; otherwise continue the file's latest."""
-    import os
-
     if os.environ.get("SIMPLER_RUN_ID"):
         return os.environ["SIMPLER_RUN_ID"]
     if not starts_run:

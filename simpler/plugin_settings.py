@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from simpler.devices import parse_devices
+from simpler.env_settings import positive_int_env
 from simpler.platforms import SIM_PLATFORMS
 from simpler.report import report_path
 
@@ -99,7 +100,7 @@ def resolve_settings(config: pytest.Config) -> PluginSettings:
 
 
 def _attempt() -> int:
-    text = os.environ.get("SIMPLER_ATTEMPT", "1")
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:
-        raise pytest.UsageError(f"SIMPLER_ATTEMPT must be a positive integer, got {text!r}")
-    return int(text)
+    try:
+        return positive_int_env("SIMPLER_ATTEMPT", 1)
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None

@@ -12,6 +12,7 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from simpler.env_settings import positive_int_env
 from simpler.errors import DeviceRuntimeError
 from simpler.platforms import SIM_PLATFORMS
 from simpler.runner import library
@@ -60,12 +61,7 @@ def set_test_context(nodeid: str, attempt: int = 1) -> None:
 
 
 def op_timeout_ms() -> int:
-    text = os.environ.get("SIMPLER_OP_TIMEOUT_MS", "")
-    if not text:
-        return DEFAULT_OP_TIMEOUT_MS
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:
-        raise ValueError(f"SIMPLER_OP_TIMEOUT_MS must be a positive integer of ms, got {text!r}")
-    return int(text)
+    return positive_int_env("SIMPLER_OP_TIMEOUT_MS", DEFAULT_OP_TIMEOUT_MS)
 
 
 def open_runner(platform: str, device: int) -> Runner:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import ctypes
 import re
 import signal
 import subprocess
@@ -95,6 +96,7 @@ class ChildProcess:
             stdout=subprocess.PIPE if capture else None,
             stderr=subprocess.STDOUT if capture else None,
             start_new_session=True,  # its own process group: a signal to us is not a signal to it
+            preexec_fn=_die_with_parent,
         )
         LIVE.add(self)
         self._reader = threading.Thread(target=self._pump, daemon=True)
@@ -173,6 +175,23 @@ class ChildProcess:
                 self._log.flush()  # the log is the record of a child that may die any moment
             if self._echo is not None:
                 self._echo(line)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: if the orchestrator is SIGKILLed, take this child with it.
+
+    Linux only (prctl); elsewhere a killed orchestrator's children are left to their
+    own timeouts. The child's own descendants end when it does (xdist workers lose
+    their channel; pytest's subprocesses get the session's SIGHUP).
+    """
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _running(process: psutil.Process) -> bool:

@@ -1,0 +1,29 @@
+"""Chaos suite, Resource part: a child that fails the way CHAOS_CHILD says, and one that works."""
+
+import os
+import signal
+import time
+
+import pytest
+
+from simpler.runner import open_runner
+
+
+@pytest.mark.device_count(1, est=1.0)
+def test_child_on_its_device(simpler_platform, devices):
+    runner = open_runner(simpler_platform, devices[0])
+    runner.init()
+    runner.run("noop")
+    assert runner.finalize() == 0
+
+
+@pytest.mark.device_count(1, est=2.0)
+def test_child_fault(devices):
+    fault = os.environ.get("CHAOS_CHILD", "")
+    print(f"child fault {fault or 'none'} on devices {devices}", flush=True)
+    if fault == "segv":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    elif fault == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif fault in ("hang", "slow"):
+        time.sleep(600)
