@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import random
 import statistics
 import subprocess
 import sys
@@ -23,6 +25,58 @@ RUNNER_NOOP = (
     "from simpler.runner import open_runner\nr = open_runner('a5sim', 0)\nr.init()\nr.run('noop')\n"
 )
 NOOP_CHILDREN = "scripts/bench_suite/test_noop_children.py"
+RECOVERY_OP_TIMEOUT_MS = "20"  # the reaped `spin` waits this long; the heal is timed after it
+HEALS_PER_PROCESS = 5
+# One pooled worker, poisoned by a reaped `spin` and healed in place, HEALS_PER_PROCESS times:
+# prints the seconds of each heal (after_test: poisoned -> force_reset -> rebuilt), not the
+# op-timeout wait before it.
+RECOVERY_HEALS = """
+import json, sys, time
+from recovery.lifecycle import PooledWorker, WorkerKey
+from simpler.errors import DeviceRuntimeError
+transitions = []
+worker = PooledWorker(WorkerKey("a5sim", "bench", 0, "main"), transitions.append)
+worker.start()
+worker.run("noop")
+heals = []
+for _ in range(int(sys.argv[1])):
+    try:
+        worker.run("spin")
+    except DeviceRuntimeError as error:
+        fault = error
+    else:
+        sys.exit("spin was not reaped by the op-timeout")
+    started = time.perf_counter()
+    poisoned = worker.after_test(fault, "bench.py::test_spin")
+    heals.append(time.perf_counter() - started)
+    if not poisoned or worker.state != "rebuilt":
+        sys.exit(f"not healed in place: {worker.path}")
+    worker.run("noop")
+print(json.dumps({"heals": heals, "path": worker.path}))
+"""
+REPORT_RECORDS = 100_000
+REPORT_FAILURES = 50
+RESOURCE_CHILDREN = 80
+# Records besides the passed and failed L2 tests: 6 phase records, 3 lifecycle, a poison_skip
+# and its test record, a test and a child record per Resource child, and the retried test.
+NON_L2_RECORDS = 6 + 3 + 2 + 2 * RESOURCE_CHILDREN + 1
+PARSE_REPORT = "import json, sys\nfor line in open(sys.argv[1], 'rb'):\n    json.loads(line)\n"
+CAPACITY_REGISTRATIONS = 10_000
+LOAD_REGISTRY = "import json, sys\njson.load(open(sys.argv[1]))\n"
+# Suite names as large CI registries spell them; the last ones carry no device-count token.
+SUITES = (
+    *(f"stage-a-test-{n}-npu-a2" for n in (1, 2, 4)),
+    *(f"stage-b-test-{n}-gpu-h100" for n in (1, 2, 4, 8)),
+    *(f"stage-c-test-{n}-gpu-h200" for n in (2, 8)),
+    "per-commit-1-gpu-b200",
+    "per-commit-2-npu-a3",
+    *(f"nightly-{n}-npu-a3" for n in (1, 8, 16)),
+    "nightly-4-gpu-h100",
+    "weekly-8-gpu-b200",
+    "stress",
+    "perf-regression",
+    "mm-gen-qwen3-235b",
+)
 
 
 @dataclass
@@ -38,10 +92,39 @@ class Figure:
         return self.goal is None or self.ratio <= self.goal
 
 
-def _process_seconds(code: str) -> float:
+def _process_seconds(code: str, env: dict[str, str] | None = None) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], check=True)
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
     return time.perf_counter() - started
+
+
+def _command_seconds(argv: list[str]) -> float:
+    """Wall seconds of one process, its output discarded, outside GitHub Actions' extras."""
+    # Under Actions `simpler report` would also annotate and append to the step summary.
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY")
+    }
+    started = time.perf_counter()
+    done = subprocess.run(
+        argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    seconds = time.perf_counter() - started
+    if done.returncode not in (0, 1):  # 1: the generated report holds failures, on purpose
+        raise RuntimeError(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.strip()}")
+    return seconds
+
+
+def _interleaved_medians(
+    command: list[str], baseline: list[str], repeats: int
+) -> tuple[float, float]:
+    """Median wall seconds of ``command`` and ``baseline``, run alternately after one warm-up."""
+    _command_seconds(command)  # page cache and .pyc files, as any second run finds them
+    _command_seconds(baseline)
+    command_times, baseline_times = [], []
+    for _ in range(repeats):
+        command_times.append(_command_seconds(command))
+        baseline_times.append(_command_seconds(baseline))
+    return statistics.median(command_times), statistics.median(baseline_times)
 
 
 def runner_load(repeats: int) -> list[Figure]:
@@ -129,10 +212,282 @@ def resource_phase_wall(_repeats: int) -> list[Figure]:
     ]
 
 
+def recovery_in_place(repeats: int) -> list[Figure]:
+    """A worker healed in place, against the fresh process a retry would start instead."""
+    env = {**os.environ, "SIMPLER_OP_TIMEOUT_MS": RECOVERY_OP_TIMEOUT_MS}
+    env.pop("SIMPLER_SIM_FAULTS", None)
+    heal_code = [sys.executable, "-c", RECOVERY_HEALS, str(HEALS_PER_PROCESS)]
+    _process_seconds(RUNNER_NOOP, env)  # warm the compiled-library cache
+    heals: list[float] = []
+    fresh_times: list[float] = []
+    path: list[str] = []
+    for _ in range(repeats):  # interleaved, so a busy neighbour favours neither side
+        done = subprocess.run(heal_code, env=env, check=True, capture_output=True, text=True)
+        result = json.loads(done.stdout.splitlines()[-1])
+        heals += result["heals"]
+        path = result["path"]
+        fresh_times.append(_process_seconds(RUNNER_NOOP, env))
+    heal_s, fresh_s = statistics.median(heals), statistics.median(fresh_times)
+    cycle = " -> ".join(path[1:5])  # healthy -> poisoned -> force_reset -> rebuilt
+    return [
+        Figure(
+            "recovery: heal a poisoned worker in place",
+            heal_s / fresh_s,
+            "a fresh process: open, init, noop",
+            f"{heal_s * 1000:.1f}ms ({cycle}; median of {len(heals)} heals) vs "
+            f"{fresh_s:.3f}s (median of {repeats})",
+            # A heal is a force reset and one runner rebuild: it must cost a small fraction of
+            # the interpreter, cppyy and library start-up that a retry process pays.
+            0.1,
+        )
+    ]
+
+
+def write_report_file(path: Path, records: int = REPORT_RECORDS) -> int:
+    """A realistic report of one run with ``records`` records; returns the failures in it."""
+    rng = random.Random(6)
+    run = "20250101T000000-bench1"
+    clock = [1_700_000_000.0]
+
+    def record(phase: str, record_type: str, **fields: object) -> str:
+        clock[0] += 0.01
+        base = {"schema": 1, "run": run, "ts": round(clock[0], 3), "phase": phase}
+        return json.dumps({**base, "type": record_type, **fields}, separators=(",", ":"))
+
+    def tail(nodeid: str, verdict: str, lines: int) -> str:
+        body = [f"{nodeid} {verdict}"]
+        body += [f"  simpler/runner: launch {i} ok ({rng.random():.4f}s)" for i in range(lines)]
+        return "\n".join(body)
+
+    l2_tests = records - NON_L2_RECORDS
+    failing = set(rng.sample(range(l2_tests), REPORT_FAILURES))
+    lines = [record("l2", "phase", event="start")]
+    for index in range(l2_tests):
+        module, case = divmod(index, 40)
+        nodeid = f"tests/st/ops/test_op_{module:04d}.py::TestOp::test_case_{case:02d}"
+        common = {
+            "nodeid": nodeid,
+            "attempt": 1,
+            "runtime": "tensormap_and_ringbuffer",
+            "device": index % 8,
+            "worker": f"a5sim/tensormap_and_ringbuffer/dev{index % 8}/gw{index % 8}",
+            "duration_s": round(rng.uniform(0.01, 0.4), 3),
+        }
+        if index in failing:
+            message = f"GoldenMismatch: matmul: max abs error {rng.uniform(0.1, 9):.3f}"
+            lines.append(
+                record(
+                    "l2",
+                    "test",
+                    outcome="failed",
+                    message=message,
+                    **common,
+                    tail=tail(nodeid, "FAILED", 12) + f"\nE   {message}",
+                )
+            )
+        else:
+            lines.append(
+                record(
+                    "l2",
+                    "test",
+                    outcome="passed",
+                    message="",
+                    **common,
+                    tail=tail(nodeid, "PASSED", 3),
+                )
+            )
+    # One hang on device 3 whose card would not reset: the next test waits for a fresh process.
+    worker = "a5sim/tensormap_and_ringbuffer/dev3/gw3"
+    for source, dest, trigger, rc, where in (
+        ("healthy", "poisoned", "device_error", 507046, "aclrtSynchronizeStreamWithTimeout"),
+        ("poisoned", "force_reset", "start_force_reset", None, None),
+        ("force_reset", "skipped", "give_up", 62, "halResMap"),
+    ):
+        lines.append(
+            record(
+                "l2",
+                "lifecycle",
+                worker=worker,
+                source=source,
+                dest=dest,
+                trigger=trigger,
+                rc=rc,
+                where=where,
+            )
+        )
+    skipped = "tests/st/ops/test_hang.py::TestHang::test_after_hang"
+    lines.append(
+        record(
+            "l2",
+            "poison_skip",
+            selector=skipped,
+            nodeid=skipped,
+            runtime="tensormap_and_ringbuffer",
+            reason=f"worker {worker} could not be recovered",
+        )
+    )
+    lines.append(
+        record(
+            "l2",
+            "test",
+            nodeid=skipped,
+            outcome="poison_skipped",
+            attempt=1,
+            runtime="tensormap_and_ringbuffer",
+            device=3,
+            message=f"worker {worker} could not be recovered",
+            tail="",
+        )
+    )
+    counts = {"passed": l2_tests - REPORT_FAILURES, "failed": REPORT_FAILURES}
+    lines.append(record("l2", "phase", event="end", counts=counts, returncode=1, duration_s=1800.0))
+    lines.append(record("resource", "phase", event="start"))
+    for index in range(RESOURCE_CHILDREN):
+        nodeid = f"tests/st/multi/test_collective_{index:02d}.py::test_allreduce"
+        devices = [2 * (index % 4), 2 * (index % 4) + 1]
+        lines.append(
+            record(
+                "resource",
+                "test",
+                nodeid=nodeid,
+                outcome="passed",
+                attempt=1,
+                runtime="tensormap_and_ringbuffer",
+                device=devices[0],
+                message="",
+                duration_s=3.0,
+                tail=tail(nodeid, "PASSED", 3),
+            )
+        )
+        lines.append(
+            record(
+                "resource",
+                "child",
+                label=nodeid,
+                nodeid=nodeid,
+                returncode=0,
+                signal=None,
+                devices=devices,
+                duration_s=3.4,
+                timed_out=False,
+                reached_summary=True,
+                tail=tail(nodeid, "1 passed", 4),
+                log=f".simpler/logs/child-{index:02d}.log",
+            )
+        )
+    lines.append(
+        record(
+            "resource",
+            "phase",
+            event="end",
+            counts={"passed": RESOURCE_CHILDREN},
+            returncode=0,
+            duration_s=120.0,
+        )
+    )
+    lines.append(record("retry", "phase", event="start"))
+    lines.append(
+        record(
+            "retry",
+            "test",
+            nodeid=skipped,
+            outcome="recovered",
+            attempt=2,
+            runtime="tensormap_and_ringbuffer",
+            device=3,
+            message="",
+            duration_s=0.2,
+            tail=tail(skipped, "PASSED", 3),
+        )
+    )
+    lines.append(
+        record("retry", "phase", event="end", counts={"recovered": 1}, returncode=0, duration_s=9.0)
+    )
+    assert len(lines) == records, (len(lines), records)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return REPORT_FAILURES
+
+
+def report_summary(repeats: int) -> list[Figure]:
+    """`simpler report` on a 100k-record file, against a process that merely parses it."""
+    with tempfile.TemporaryDirectory(prefix="simpler-bench-") as folder:
+        path = Path(folder) / "report.jsonl"
+        failures = write_report_file(path)
+        size_mib = path.stat().st_size / 2**20
+        report_s, parse_s = _interleaved_medians(
+            [sys.executable, "-m", "simpler", "report", "--file", str(path)],
+            [sys.executable, "-c", PARSE_REPORT, str(path)],
+            repeats,
+        )
+    return [
+        Figure(
+            f"report: summary of {REPORT_RECORDS // 1000}k records",
+            report_s / parse_s,
+            "a process that json.loads every line",
+            f"{report_s:.3f}s vs {parse_s:.3f}s on {size_mib:.0f} MiB, {failures} failures "
+            f"(medians of {repeats})",
+            3.0,
+        )
+    ]
+
+
+def write_registry(path: Path, count: int = CAPACITY_REGISTRATIONS) -> None:
+    """``count`` registrations over realistic suites, a few disabled or flagged nightly."""
+    rng = random.Random(10)
+    registrations = []
+    for index in range(count):
+        suite = SUITES[index % len(SUITES)]
+        backend = "npu" if "-npu" in suite else rng.choice(("cuda", "rocm"))
+        registrations.append(
+            {
+                "filename": f"test/srt/{suite.split('-')[0]}/test_case_{index:05d}.py",
+                "backend": backend,
+                "suite": suite,
+                "est_time": round(rng.uniform(5, 900), 1),
+                "nightly": index % 37 == 0,
+                "disabled": "flaky on this backend, see #1234" if index % 53 == 0 else None,
+            }
+        )
+    path.write_text(json.dumps(registrations, indent=1) + "\n", encoding="utf-8")
+
+
+def capacity_report(repeats: int) -> list[Figure]:
+    """`simpler capacity` on 10k registrations, against a process that merely loads the JSON."""
+    with tempfile.TemporaryDirectory(prefix="simpler-bench-") as folder:
+        path = Path(folder) / "registry.json"
+        write_registry(path)
+        capacity_s, load_s = _interleaved_medians(
+            [
+                sys.executable,
+                "-m",
+                "simpler",
+                "capacity",
+                "--registry",
+                str(path),
+                "--format",
+                "json",
+            ],
+            [sys.executable, "-c", LOAD_REGISTRY, str(path)],
+            repeats,
+        )
+    return [
+        Figure(
+            f"capacity: {CAPACITY_REGISTRATIONS // 1000}k registrations as JSON",
+            capacity_s / load_s,
+            "a process that json.load()s the registry",
+            f"{capacity_s:.3f}s vs {load_s:.3f}s (medians of {repeats})",
+            3.0,
+        )
+    ]
+
+
 BENCHMARKS: dict[str, Callable[[int], list[Figure]]] = {
     "runner_load": runner_load,
     "scheduler": scheduler_makespan,
     "resource_phase": resource_phase_wall,
+    "recovery": recovery_in_place,
+    "report": report_summary,
+    "capacity": capacity_report,
 }
 
 

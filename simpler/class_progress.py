@@ -7,15 +7,11 @@ from dataclasses import dataclass, field
 
 import pytest
 
-__all__ = ["ClassProgress", "class_of"]
+from simpler.nodeids import class_of
+
+__all__ = ["ClassProgress"]
 
 VERDICT_ORDER = ("failed", "error", "passed", "skipped")
-
-
-def class_of(nodeid: str) -> str:
-    """``f.py::TestA::test_x[1]`` -> ``f.py::TestA``; a module-level test -> its module."""
-    parts = nodeid.split("::")
-    return "::".join(parts[:-1]) if len(parts) > 1 else parts[0]
 
 
 @dataclass

@@ -12,11 +12,12 @@ import secrets
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from simpler import report
 from simpler.devices import parse_devices
 from simpler.platforms import SIM_PLATFORMS
+from simpler.usage import EXIT_USAGE, OneLineParser, UsageError
 
 if TYPE_CHECKING:
     from simpler.collection import SuiteListing
@@ -24,18 +25,8 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-EXIT_USAGE, EXIT_INFRA = 2, 3
+EXIT_INFRA = 3
 PHASE_NAMES = ("l2", "resource", "retry", "report")
-
-
-class UsageError(Exception):
-    """Bad input: one line on stderr, exit 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        # One clear line, not argparse's usage block.
-        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
 def _positive_int(text: str) -> int:
@@ -54,9 +45,9 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
-def _build_parser() -> _Parser:
-    parser = _Parser(prog="simpler", description="Test orchestrator for device test suites.")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+def _build_parser() -> OneLineParser:
+    parser = OneLineParser(prog="simpler", description="Test orchestrator for device test suites.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     run = commands.add_parser("run", help="run the phases of a suite")
     run.add_argument("--platform", required=True, help="a5sim or a2a3sim")
@@ -100,6 +91,9 @@ def _build_parser() -> _Parser:
     rep.add_argument("--fail-on-flaky", action="store_true")
     rep.add_argument("--tail-lines", type=_positive_int, default=80)
     rep.add_argument("--junit", type=Path, help="write JUnit XML of every test and child here")
+    rep.add_argument(
+        "--timeline", type=Path, help="draw the run per device over time (.svg or .html)"
+    )
 
     sched = commands.add_parser("schedule", help="run (or simulate) device-needing commands")
     sched.add_argument("--devices", required=True, help="the pool: 0, 0-7, 0,2,5, 0,2-4,7")
@@ -113,6 +107,9 @@ def _build_parser() -> _Parser:
     sched.add_argument("-x", "--exitfirst", action="store_true")
     sched.add_argument("--tail-lines", type=_positive_int, default=80)
     sched.add_argument("jobs", metavar="JOBS.json")
+
+    # Dispatched before parsing (it has its own parser); listed here so --help names it.
+    commands.add_parser("capacity", help="device-count capacity report", add_help=False)
 
     life = commands.add_parser("lifecycle", help="the worker lifecycle diagram")
     life.add_argument("--mermaid", action="store_true", required=True)
@@ -186,14 +183,15 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
             f"{len(devices)} device(s); a device is never shared"
         )
     _check_faults(pytest_args)
+    _check_env_numbers()
     shard = _shard(args.shard)
+    durations = _shard_durations(args.shard_durations) if shard is not None else {}
     listing = _listing(args.platform, devices, phases, pytest_args, shard is not None)
     l2_files: list[str] | None = None
     resource_tests = listing.resource if listing is not None else None
     if shard is not None and listing is not None:
         from simpler.sharding import split_suite
 
-        durations = _shard_durations(args.shard_durations)
         mine = split_suite(listing, shard.count, durations, len(devices))[shard.index - 1]
         if mine.empty:
             print(f"simpler run: shard {shard} has nothing to run (the suite has fewer units)")
@@ -238,6 +236,17 @@ def _check_faults(pytest_args: list[str]) -> None:
     for source, spec in specs:
         try:
             parse_faults(spec, source)
+        except ValueError as error:
+            raise UsageError(f"simpler run: {error}") from None
+
+
+def _check_env_numbers() -> None:
+    """Numbers every pytest process would read: a bad one is refused once, before anything."""
+    from simpler.env_settings import positive_int_env
+
+    for name in ("SIMPLER_OP_TIMEOUT_MS", "SIMPLER_RESET_ATTEMPTS", "SIMPLER_ATTEMPT"):
+        try:
+            positive_int_env(name, 1)
         except ValueError as error:
             raise UsageError(f"simpler run: {error}") from None
 
@@ -312,8 +321,13 @@ def _report(args: argparse.Namespace) -> int:
     from simpler.report_output import ReportOptions, print_report
 
     files = args.files or [str(report.report_path())]
+    if args.timeline is not None and args.timeline.suffix.lower() not in (".svg", ".html"):
+        raise UsageError(f"simpler report: --timeline {args.timeline} must end in .svg or .html")
     options = ReportOptions(
-        fail_on_flaky=args.fail_on_flaky, tail_lines=args.tail_lines, junit=args.junit
+        fail_on_flaky=args.fail_on_flaky,
+        tail_lines=args.tail_lines,
+        junit=args.junit,
+        timeline=args.timeline,
     )
     return print_report(files, options)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from simpler.devices import format_devices
+from simpler.nodeids import file_of
 from simpler.pytest_command import PYTEST_NO_TESTS
 
 __all__ = ["ListingError", "ResourceTest", "SuiteListing", "collect_suite"]
@@ -40,7 +41,7 @@ class SuiteListing:
     def l2_files(self) -> dict[str, list[str]]:
         files: dict[str, list[str]] = {}
         for nodeid in self.l2:
-            files.setdefault(nodeid.split("::")[0], []).append(nodeid)
+            files.setdefault(file_of(nodeid), []).append(nodeid)
         return files
 
 

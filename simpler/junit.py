@@ -37,6 +37,7 @@ from simpler.resource_summary import (
     latest_children,
     strip_ansi,
 )
+from simpler.usage import make_parent_dir
 from simpler.verdicts import (
     GREEN_OUTCOMES,
     PASSING_OUTCOMES,
@@ -68,7 +69,7 @@ def write_junit(records: Sequence[Record], path: str | os.PathLike[str]) -> None
     target = Path(path)
     xml = build_junit(records)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_parent_dir(target)
         fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
         try:
             with os.fdopen(fd, "wb") as stream:

@@ -22,6 +22,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from simpler import report as report_file
+from simpler.nodeids import file_of
 from simpler.pytest_command import (
     PYTEST_NO_TESTS,
     PYTEST_USAGE_ERROR,
@@ -182,9 +183,7 @@ def _record_file_durations(ctx: RunContext) -> None:
     per_file: Counter[str] = Counter()
     for record in ctx.records():
         if record.get("type") == "test" and record.get("phase") == "l2":
-            per_file[f"file:{str(record['nodeid']).split('::')[0]}"] += (
-                record.get("duration_s") or 0
-            )
+            per_file[f"file:{file_of(str(record['nodeid']))}"] += record.get("duration_s") or 0
     record_durations(ctx.report.parent / "durations.json", per_file.items())
 
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simpler.usage import make_parent_dir
+
 __all__ = [
     "DEFAULT_REPORT",
     "RECORD_TYPES",
@@ -23,6 +25,7 @@ __all__ = [
     "Record",
     "ReportContents",
     "ReportUnreadable",
+    "ReportUnwritable",
     "append",
     "make_record",
     "read",
@@ -39,6 +42,10 @@ Record = dict[str, Any]
 
 class ReportUnreadable(OSError):
     """The report file cannot be opened or read at all (an infrastructure failure)."""
+
+
+class ReportUnwritable(OSError):
+    """A record cannot be appended: the message is one line naming the file and why."""
 
 
 @dataclass
@@ -71,8 +78,12 @@ def append(path: str | os.PathLike[str], record: dict[str, Any]) -> None:
     """Append ``record`` as one line; safe against any number of concurrent writers."""
     line = (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode()
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        make_parent_dir(target)
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise ReportUnwritable(f"cannot write report file {target}: {reason}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         written = os.write(fd, line)
@@ -106,8 +117,8 @@ def read_contents(path: str | os.PathLike[str]) -> ReportContents:
 
 def _parse_line(raw: bytes) -> dict[str, Any] | None:
     try:
-        record = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        record = json.loads(raw)  # bytes straight in: json decodes UTF-8 itself
+    except ValueError:  # includes UnicodeDecodeError: a binary or torn line
         return None
     if not isinstance(record, dict) or record.get("type") not in RECORD_TYPES:
         return None

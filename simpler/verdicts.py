@@ -110,8 +110,10 @@ def select_latest_runs(records_by_file: Sequence[Sequence[Record]]) -> list[Reco
 
 
 def analyze(records: Sequence[Record]) -> Analysis:
-    verdicts = decide_verdicts(records)
-    phases = _account_phases(records)
+    by_phase = _group_by_phase(records)
+    per_phase = {name: _decide_within_phase(group) for name, group in by_phase.items()}
+    verdicts = _merge_phases(per_phase, records)
+    phases = _account_phases(by_phase, per_phase)
     return Analysis(
         runs=list(dict.fromkeys(run for run in map(_run_of, records) if run)),
         verdicts=verdicts,
@@ -123,22 +125,58 @@ def analyze(records: Sequence[Record]) -> Analysis:
 
 def decide_verdicts(records: Iterable[Record]) -> dict[str, Verdict]:
     """The last test record (or poison registration) of each node id, phases in order."""
-    verdicts: dict[str, Verdict] = {}
-    registrations: dict[str, Record] = {}
-    for record in _in_phase_order(records):
-        nodeid = _text(record, "nodeid")
-        if not nodeid or record.get("type") not in ("test", "poison_skip"):
+    ordered = list(records)
+    by_phase = _group_by_phase(ordered)
+    per_phase = {name: _decide_within_phase(group) for name, group in by_phase.items()}
+    return _merge_phases(per_phase, ordered)
+
+
+def _group_by_phase(records: Iterable[Record]) -> dict[str, list[Record]]:
+    """Records per phase, each list in file (time) order; one pass over a large report."""
+    groups: dict[str, list[Record]] = {}
+    for record in records:
+        groups.setdefault(_text(record, "phase"), []).append(record)
+    return groups
+
+
+def _decide_within_phase(records: list[Record]) -> dict[str, Verdict]:
+    # The hot loop of a large report: keep the winning record per node id, and build
+    # a Verdict only for the winners.
+    winners: dict[str, Record] = {}
+    for record in records:
+        kind = record.get("type")
+        if kind != "test" and kind != "poison_skip":
             continue
-        if record["type"] == "poison_skip":
-            registrations[nodeid] = record
-        candidate = _verdict_of(nodeid, record)
-        current = verdicts.get(nodeid)
-        if current is None or _supersedes(candidate, current):
-            verdicts[nodeid] = candidate
-    return {
-        nodeid: replace(verdict, registration=registrations.get(nodeid))
-        for nodeid, verdict in verdicts.items()
-    }
+        nodeid = record.get("nodeid")
+        if not nodeid or not isinstance(nodeid, str):
+            continue
+        current = winners.get(nodeid)
+        if current is not None and kind == "test" and _skip_hides_registration(record, current):
+            continue
+        winners[nodeid] = record
+    return {nodeid: _verdict_of(nodeid, record) for nodeid, record in winners.items()}
+
+
+def _skip_hides_registration(new: Record, old: Record) -> bool:
+    # A poison-skipped test may also reach pytest as a plain skip in the same phase; that
+    # skip must not erase the registration, or the test would lose its verdict silently.
+    poisoned = old.get("type") == "poison_skip" or old.get("outcome") == "poison_skipped"
+    return new.get("outcome") == "skipped" and poisoned
+
+
+def _merge_phases(
+    per_phase: dict[str, dict[str, Verdict]], records: Iterable[Record]
+) -> dict[str, Verdict]:
+    # Shard files may be merged in any order, yet a retry record must still supersede the
+    # L2 record of the test it re-ran: a later phase always wins over an earlier one.
+    verdicts: dict[str, Verdict] = {}
+    for name in sorted(per_phase, key=_phase_rank_of_name):
+        verdicts.update(per_phase[name])
+    registrations = {_text(r, "nodeid"): r for r in records if r.get("type") == "poison_skip"}
+    for nodeid, registration in registrations.items():
+        if nodeid in verdicts:
+            verdicts[nodeid] = replace(verdicts[nodeid], registration=registration)
+    return verdicts
 
 
 def _verdict_of(nodeid: str, record: Record) -> Verdict:
@@ -153,37 +191,26 @@ def _verdict_of(nodeid: str, record: Record) -> Verdict:
     )
 
 
-def _supersedes(new: Verdict, old: Verdict) -> bool:
-    # A poison-skipped test may also reach pytest as a plain skip in the same phase; that
-    # skip must not erase the registration, or the test would lose its verdict silently.
-    same_phase_skip = new.outcome == "skipped" and new.phase == old.phase
-    return not (same_phase_skip and old.outcome == "poison_skipped")
-
-
-def _in_phase_order(records: Iterable[Record]) -> list[Record]:
-    # Within one file records are in time order. Shard files may be merged in any order,
-    # yet a retry record must still supersede the L2 record of the test it re-ran.
-    indexed = sorted(enumerate(records), key=lambda pair: (_phase_rank(pair[1]), pair[0]))
-    return [record for _, record in indexed]
-
-
-def _phase_rank(record: Record) -> int:
-    phase = _text(record, "phase")
+def _phase_rank_of_name(phase: str) -> int:
     return PHASE_ORDER.index(phase) if phase in PHASE_ORDER else 0
 
 
-def _account_phases(records: Sequence[Record]) -> list[PhaseAccount]:
-    seen = dict.fromkeys(_text(r, "phase") for r in records if r.get("type") == "phase")
-    seen.update(dict.fromkeys(_text(r, "phase") for r in records if r.get("type") == "test"))
-    ordered = [p for p in PHASE_ORDER if p in seen] + [p for p in seen if p not in PHASE_ORDER]
-    return [
-        _account_phase(name, [r for r in records if _text(r, "phase") == name]) for name in ordered
+def _account_phases(
+    by_phase: dict[str, list[Record]],
+    per_phase: dict[str, dict[str, Verdict]],
+) -> list[PhaseAccount]:
+    seen = [
+        name
+        for name, group in by_phase.items()
+        if any(r.get("type") in ("phase", "test") for r in group)
     ]
+    ordered = [p for p in PHASE_ORDER if p in seen] + [p for p in seen if p not in PHASE_ORDER]
+    return [_account_phase(name, by_phase[name], per_phase[name]) for name in ordered]
 
 
-def _account_phase(name: str, records: list[Record]) -> PhaseAccount:
+def _account_phase(name: str, records: list[Record], verdicts: dict[str, Verdict]) -> PhaseAccount:
     ends = [r for r in records if r.get("type") == "phase" and r.get("event") == "end"]
-    counts = Counter(verdict.outcome for verdict in decide_verdicts(records).values())
+    counts = Counter(verdict.outcome for verdict in verdicts.values())
     from_end = not counts
     if from_end:
         for end in ends:

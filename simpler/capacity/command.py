@@ -20,6 +20,7 @@ from simpler.capacity.pool import PoolResult, PoolUnavailable, load_dry_run, sim
 from simpler.capacity.registry import load_registry
 from simpler.capacity.render import SECTIONS, render_json, render_markdown
 from simpler.capacity.step_summary import append_step_summary, step_summary_path
+from simpler.usage import OneLineParser, UsageError
 
 __all__ = ["build_parser", "main"]
 
@@ -30,7 +31,7 @@ UNSIZED_NAMES_SHOWN = 20  # the warning stays one readable line; the report list
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=PROG,
         description="How many device slots the suites need, per device count and backend.",
     )
@@ -78,7 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str]) -> int:
     try:
         args = build_parser().parse_args(list(argv))
-    except SystemExit as exc:  # argparse exits on --help and bad flags; callers want a code
+    except UsageError as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    except SystemExit as exc:  # argparse exits on --help; callers want a code
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     try:
         return _run(args)

@@ -1,0 +1,513 @@
+"""Bad input to every command: one clear line on stderr, the documented exit code, no traceback.
+
+Exit codes: 2 for usage errors (bad flags, bad device specs, bad or missing input files,
+a job that can never fit), 3 for infrastructure failures (a report file that cannot be
+read, a JUnit file that cannot be written). Each row runs ``python -m simpler`` in a
+process of its own and must also write nothing: a refused ``simpler run`` fails before
+any pytest process starts and leaves no report record behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXIT_USAGE, EXIT_INFRA = 2, 3
+TMP = "{tmp}"  # in a row's args: the row's own tmp_path
+REPORT_NAME = "report.jsonl"  # SIMPLER_REPORT of every row, inside its tmp_path
+GOLDEN_SCENARIO = "tests/it/scenarios/scenario_golden.py"  # L2 tests that open a pooled worker
+
+_REGISTRATION = {"filename": "test_a.py", "backend": "npu", "suite": "stage-a-test-1-npu-a3"}
+_JOB = {"label": "one", "devices": 1, "cmd": ["true"], "est_s": 1.0}
+_RECORD = {"schema": 1, "run": "r1", "ts": 1.0, "phase": "l2"}
+VALID_REPORT = "".join(
+    json.dumps(record) + "\n"
+    for record in (
+        {**_RECORD, "type": "phase", "event": "start"},
+        {**_RECORD, "type": "test", "nodeid": "tests/st/test_a.py::test_ok", "outcome": "passed"},
+        {**_RECORD, "type": "phase", "event": "end", "returncode": 0, "duration_s": 1.0},
+    )
+)
+# A record torn mid-write, raw binary, a NUL-laden line and JSON that is no record: nothing to read.
+TORN_AND_BINARY_REPORT = (
+    b'{"schema":1,"run":"r1","ts":1.0,"phase":"l2","type":"te\n'
+    b"\xff\xfe\x00\x9c binary \x80\x81\n"
+    b"\x00\x00\x00\x00\n"
+    b'{"type":"not-a-record-type"}\n'
+    b'["a", "list"]\n'
+)
+
+
+@dataclass(frozen=True)
+class BadInput:
+    """One bad input: the command line, its environment and files, and the refusal it must get."""
+
+    args: tuple[str, ...]
+    exit_code: int
+    stderr_has: str  # the one stderr line must contain this
+    env: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str | bytes] = field(default_factory=dict)  # written into tmp_path first
+
+
+def _json(value: object) -> str:
+    return json.dumps(value)
+
+
+def row(
+    test_id: str,
+    *args: str,
+    code: int = EXIT_USAGE,
+    has: str,
+    env: dict[str, str] | None = None,
+    files: dict[str, str | bytes] | None = None,
+) -> pytest.ParameterSet:
+    bad = BadInput(tuple(args), code, has, env or {}, files or {})
+    return pytest.param(bad, id=test_id)
+
+
+RUN = ("run", "--platform", "a5sim")
+SCHEDULE = ("schedule", "--devices", "0-1")
+JOBS = f"{TMP}/jobs.json"
+REGISTRY = f"{TMP}/registry.json"
+
+BAD_INPUTS = [
+    # simpler run: device specs
+    row("run-device-open-range", *RUN, "--device", "0-", has="bad device spec '0-'"),
+    row("run-device-letter", *RUN, "--device", "a", has="bad device spec 'a'"),
+    row("run-device-backwards", *RUN, "--device", "3-1", has="runs backwards"),
+    row("run-device-negative", *RUN, "--device=-1", has="bad device spec '-1'"),
+    row("run-device-empty", *RUN, "--device", "", has="device spec is empty"),
+    # simpler run: platform, phases, parallelism
+    row("run-no-platform", "run", "--device", "0", has="required: --platform"),
+    row("run-unknown-platform", "run", "--platform", "a9", "--device", "0", has="unknown platform"),
+    row("run-unknown-phase", *RUN, "--device", "0", "--phases", "l2,bogus", has="unknown phase"),
+    row("run-no-phase", *RUN, "--device", "0", "--phases", ",", has="unknown phase (none)"),
+    row("run-j-over-pool", *RUN, "--device", "0-1", "-j", "3", has="3 parallel workers"),
+    row("run-j-zero", *RUN, "--device", "0-1", "-j", "0", has="expected a positive integer"),
+    row("run-xdist-over-pool", *RUN, "--device", "0-1", "--", "-n", "3", has="3 parallel workers"),
+    # simpler run: timeouts
+    row("run-job-timeout-negative", *RUN, "--device", "0", "--job-timeout=-1", has="--job-timeout"),
+    row("run-job-timeout-zero", *RUN, "--device", "0", "--job-timeout", "0", has="--job-timeout"),
+    row(
+        "run-session-timeout-negative",
+        *RUN,
+        "--device",
+        "0",
+        "--session-timeout=-5",
+        has="--session-timeout",
+    ),
+    row(
+        "run-session-timeout-zero",
+        *RUN,
+        "--device",
+        "0",
+        "--session-timeout",
+        "0",
+        has="--session-timeout",
+    ),
+    row(
+        "run-session-timeout-text",
+        *RUN,
+        "--device",
+        "0",
+        "--session-timeout",
+        "soon",
+        has="--session-timeout",
+    ),
+    # simpler run: shards
+    row("run-shard-zero", *RUN, "--device", "0", "--shard", "0/2", has="bad shard '0/2'"),
+    row("run-shard-past-count", *RUN, "--device", "0", "--shard", "3/2", has="bad shard '3/2'"),
+    row("run-shard-text", *RUN, "--device", "0", "--shard", "x", has="bad shard 'x'"),
+    # simpler run: faults and environment
+    row(
+        "run-env-faults-attempt-zero",
+        *RUN,
+        "--device",
+        "0",
+        env={"SIMPLER_SIM_FAULTS": "hang@x#0"},
+        has="SIMPLER_SIM_FAULTS",
+    ),
+    row(
+        "run-env-faults-unknown",
+        *RUN,
+        "--device",
+        "0",
+        env={"SIMPLER_SIM_FAULTS": "meltdown"},
+        has="unknown fault 'meltdown'",
+    ),
+    row(
+        "run-sim-fault-attempt-zero",
+        *RUN,
+        "--device",
+        "0",
+        "--",
+        "--sim-fault",
+        "hang@x#0",
+        has="--sim-fault",
+    ),
+    row(
+        "run-sim-fault-no-selector",
+        *RUN,
+        "--device",
+        "0",
+        "--",
+        "--sim-fault=launch_fail@",
+        has="needs a selector",
+    ),
+    row(
+        "run-env-reset-attempts",
+        *RUN,
+        "--device",
+        "0",
+        "--phases",
+        "l2",
+        "--",
+        GOLDEN_SCENARIO,
+        env={"SIMPLER_RESET_ATTEMPTS": "x"},
+        has="SIMPLER_RESET_ATTEMPTS",
+    ),
+    row(
+        "run-env-op-timeout",
+        *RUN,
+        "--device",
+        "0",
+        "--phases",
+        "l2",
+        "--",
+        GOLDEN_SCENARIO,
+        env={"SIMPLER_OP_TIMEOUT_MS": "abc"},
+        has="SIMPLER_OP_TIMEOUT_MS",
+    ),
+    row(
+        "run-report-under-a-file",
+        *RUN,
+        "--device",
+        "0",
+        "--phases",
+        "report",
+        "--report",
+        f"{TMP}/file.txt/report.jsonl",
+        files={"file.txt": ""},
+        code=EXIT_INFRA,
+        has="report file",
+    ),
+    # simpler schedule
+    row(
+        "schedule-job-over-pool",
+        *SCHEDULE,
+        JOBS,
+        files={"jobs.json": _json([_JOB, {**_JOB, "label": "big", "devices": 4}])},
+        has="can never fit the pool of 2 device(s): big needs 4",
+    ),
+    row(
+        "schedule-dry-run-job-over-pool",
+        *SCHEDULE,
+        "--dry-run",
+        JOBS,
+        files={"jobs.json": _json([{**_JOB, "devices": 3}])},
+        has="can never fit",
+    ),
+    row("schedule-jobs-missing", *SCHEDULE, JOBS, has="cannot read jobs file"),
+    row(
+        "schedule-jobs-invalid-json",
+        *SCHEDULE,
+        JOBS,
+        files={"jobs.json": '[{"label": "one",'},
+        has="is not valid JSON",
+    ),
+    row(
+        "schedule-jobs-binary",
+        *SCHEDULE,
+        JOBS,
+        files={"jobs.json": b"\xff\xfe\x00\x01"},
+        has="is not valid JSON",
+    ),
+    row(
+        "schedule-jobs-not-a-list",
+        *SCHEDULE,
+        JOBS,
+        files={"jobs.json": _json({"jobs": [_JOB]})},
+        has="must hold a JSON list",
+    ),
+    row(
+        "schedule-job-zero-devices",
+        *SCHEDULE,
+        JOBS,
+        files={"jobs.json": _json([{**_JOB, "devices": 0}])},
+        has="'devices' must be a device count",
+    ),
+    row(
+        "schedule-job-cmd-string",
+        *SCHEDULE,
+        JOBS,
+        files={"jobs.json": _json([{**_JOB, "cmd": "true"}])},
+        has="'cmd' must be a non-empty list",
+    ),
+    row(
+        "schedule-job-negative-estimate",
+        *SCHEDULE,
+        JOBS,
+        files={"jobs.json": _json([{**_JOB, "est_s": -3}])},
+        has="'est_s' must be a number",
+    ),
+    row(
+        "schedule-job-no-label",
+        *SCHEDULE,
+        JOBS,
+        files={"jobs.json": _json([{"devices": 1, "cmd": ["true"]}])},
+        has="'label' must be a non-empty string",
+    ),
+    row(
+        "schedule-duplicate-labels",
+        *SCHEDULE,
+        JOBS,
+        files={"jobs.json": _json([_JOB, _JOB])},
+        has="duplicate label(s) one",
+    ),
+    row(
+        "schedule-devices-open-range",
+        "schedule",
+        "--devices",
+        "0-",
+        JOBS,
+        files={"jobs.json": _json([_JOB])},
+        has="bad device spec '0-'",
+    ),
+    row(
+        "schedule-devices-negative",
+        "schedule",
+        "--devices=-1",
+        JOBS,
+        files={"jobs.json": _json([_JOB])},
+        has="bad device spec '-1'",
+    ),
+    row(
+        "schedule-job-timeout-negative",
+        *SCHEDULE,
+        "--job-timeout=-1",
+        JOBS,
+        files={"jobs.json": _json([_JOB])},
+        has="--job-timeout",
+    ),
+    row(
+        "schedule-session-timeout-zero",
+        *SCHEDULE,
+        "--session-timeout",
+        "0",
+        JOBS,
+        files={"jobs.json": _json([_JOB])},
+        has="--session-timeout",
+    ),
+    row("schedule-no-jobs-file", *SCHEDULE, has="required: JOBS.json"),
+    # simpler capacity
+    row(
+        "capacity-registry-missing", "capacity", "--registry", REGISTRY, has="cannot read registry"
+    ),
+    row(
+        "capacity-registry-a-directory",
+        "capacity",
+        "--registry",
+        TMP,
+        has="cannot read registry",
+    ),
+    row(
+        "capacity-registry-invalid-json-lines",
+        "capacity",
+        "--registry",
+        REGISTRY,
+        files={"registry.json": "{not json\n"},
+        has="not valid JSON",
+    ),
+    row(
+        "capacity-registry-broken-list",
+        "capacity",
+        "--registry",
+        REGISTRY,
+        files={"registry.json": _json([{**_REGISTRATION, "est_time": 1}])[:-1]},
+        has="not valid JSON at line 1",
+    ),
+    row(
+        "capacity-registry-no-est-time",
+        "capacity",
+        "--registry",
+        REGISTRY,
+        files={"registry.json": _json([_REGISTRATION])},
+        has="est_time is missing",
+    ),
+    row(
+        "capacity-registry-text-est-time",
+        "capacity",
+        "--registry",
+        REGISTRY,
+        files={"registry.json": _json([{**_REGISTRATION, "est_time": "12s"}])},
+        has='est_time must be a number of seconds, got string "12s"',
+    ),
+    row("capacity-no-input", "capacity", has="give --registry FILE and/or --collect PATHS"),
+    row(
+        "capacity-collect-missing",
+        "capacity",
+        "--collect",
+        f"{TMP}/no_such_dir",
+        has="no such file or directory",
+    ),
+    row(
+        "capacity-step-summary-outside-actions",
+        "capacity",
+        "--registry",
+        REGISTRY,
+        "--step-summary",
+        files={"registry.json": _json([{**_REGISTRATION, "est_time": 1}])},
+        has="GITHUB_STEP_SUMMARY is not set",
+    ),
+    row(
+        "capacity-unknown-flag",
+        "capacity",
+        "--bogus",
+        has="unrecognized arguments: --bogus",
+    ),
+    row(
+        "capacity-unknown-format",
+        "capacity",
+        "--format",
+        "yaml",
+        has="invalid choice: 'yaml'",
+    ),
+    row(
+        "capacity-pool-zero",
+        "capacity",
+        "--registry",
+        REGISTRY,
+        "--pool",
+        "0",
+        files={"registry.json": _json([{**_REGISTRATION, "est_time": 1}])},
+        has="--pool",
+    ),
+    # simpler report
+    row(
+        "report-file-missing",
+        "report",
+        "--file",
+        f"{TMP}/missing.jsonl",
+        code=EXIT_INFRA,
+        has="cannot read report file",
+    ),
+    row("report-default-missing", "report", code=EXIT_INFRA, has="cannot read report file"),
+    row("report-file-a-directory", "report", "--file", TMP, code=EXIT_INFRA, has="cannot read"),
+    row(
+        "report-torn-and-binary-lines",
+        "report",
+        "--file",
+        f"{TMP}/torn.jsonl",
+        files={"torn.jsonl": TORN_AND_BINARY_REPORT},
+        code=EXIT_INFRA,
+        has="no readable record",
+    ),
+    row(
+        "report-junit-under-a-file",
+        "report",
+        "--file",
+        f"{TMP}/valid.jsonl",
+        "--junit",
+        f"{TMP}/file.txt/junit.xml",
+        files={"valid.jsonl": VALID_REPORT, "file.txt": ""},
+        code=EXIT_INFRA,
+        has="cannot write JUnit XML",
+    ),
+    row(
+        "report-tail-lines-zero",
+        "report",
+        "--file",
+        f"{TMP}/valid.jsonl",
+        "--tail-lines",
+        "0",
+        files={"valid.jsonl": VALID_REPORT},
+        has="--tail-lines",
+    ),
+    row(
+        "report-args-after-dashes",
+        "report",
+        "--file",
+        f"{TMP}/valid.jsonl",
+        "--",
+        "-x",
+        files={"valid.jsonl": VALID_REPORT},
+        has="unexpected arguments after --",
+    ),
+    # simpler lifecycle, and no command at all
+    row("lifecycle-without-mermaid", "lifecycle", has="required: --mermaid"),
+    row("lifecycle-extra-argument", "lifecycle", "--mermaid", "extra", has="unrecognized"),
+    row("unknown-command", "deploy", has="invalid choice: 'deploy'"),
+    row("no-command", has="required: command"),
+]
+
+
+def _snapshot(folder: Path) -> dict[str, str]:
+    """Every file under ``folder`` with a digest of its bytes."""
+    return {
+        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def _env(tmp_path: Path, extra: dict[str, str]) -> dict[str, str]:
+    """The caller's environment without simpler's or GitHub's knobs, plus the row's own."""
+    kept = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("SIMPLER_", "GITHUB_"))
+    }
+    return {
+        **kept,
+        "SIMPLER_OP_TIMEOUT_MS": "150",
+        "SIMPLER_REPORT": str(tmp_path / REPORT_NAME),
+        **extra,
+    }
+
+
+@pytest.mark.parametrize("bad", BAD_INPUTS)
+def test_bad_input_gets_one_clear_line_and_its_exit_code(bad: BadInput, tmp_path: Path) -> None:
+    for name, content in bad.files.items():
+        target = tmp_path / name
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(content, encoding="utf-8")
+    before = _snapshot(tmp_path)
+    argv = [arg.replace(TMP, str(tmp_path)) for arg in bad.args]
+
+    done = subprocess.run(
+        [sys.executable, "-m", "simpler", *argv],
+        cwd=ROOT,
+        env=_env(tmp_path, bad.env),
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=60,
+    )
+
+    assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].strip(), f"stderr is not one line: {done.stderr!r}"
+    assert bad.stderr_has in lines[0]
+    assert done.returncode == bad.exit_code, (done.returncode, done.stderr)
+    if "torn.jsonl" in bad.files:
+        # The reader skips what it cannot parse; it never rewrites or truncates the file.
+        assert (tmp_path / "torn.jsonl").read_bytes() == bad.files["torn.jsonl"]
+    # Refused input writes nothing: no report record, no JUnit file, no output of any kind.
+    assert _snapshot(tmp_path) == before
+    assert not (tmp_path / REPORT_NAME).exists()
+
+
+def test_the_table_covers_every_command() -> None:
+    commands = {param.values[0].args[0] for param in BAD_INPUTS if param.values[0].args}
+    assert commands >= {"run", "schedule", "capacity", "report", "lifecycle"}
+    assert len(BAD_INPUTS) >= 25
