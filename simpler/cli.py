@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import secrets
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -314,6 +312,9 @@ def _run_id(path: Path, *, starts_run: bool) -> str:
             runs = []
         if runs:
             return str(runs[-1])
+    import secrets
+    import time
+
     return time.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
 
 

@@ -12,15 +12,17 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from simpler.capacity.aggregate import Capacity, aggregate
-from simpler.capacity.collect import collect
 from simpler.capacity.model import InputError, Loaded
-from simpler.capacity.pool import PoolResult, PoolUnavailable, load_dry_run, simulate_pool
 from simpler.capacity.registry import load_registry
 from simpler.capacity.render import SECTIONS, render_json, render_markdown
 from simpler.capacity.step_summary import append_step_summary, step_summary_path
 from simpler.usage import OneLineParser, UsageError
+
+if TYPE_CHECKING:
+    from simpler.capacity.pool import PoolResult
 
 __all__ = ["build_parser", "main"]
 
@@ -86,7 +88,7 @@ def main(argv: Sequence[str]) -> int:
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     try:
         return _run(args)
-    except (InputError, PoolUnavailable) as exc:
+    except InputError as exc:
         _error(str(exc))
         return EXIT_USAGE
 
@@ -95,7 +97,14 @@ def _run(args: argparse.Namespace) -> int:
     if not args.registry and not args.collect:
         raise InputError("nothing to report: give --registry FILE and/or --collect PATHS")
     # Checked before any input is read, so that a run that cannot finish prints nothing.
-    dry_run = load_dry_run() if args.pool is not None else None
+    dry_run = None
+    if args.pool is not None:
+        from simpler.capacity.pool import PoolUnavailable, load_dry_run  # only --pool needs it
+
+        try:
+            dry_run = load_dry_run()
+        except PoolUnavailable as exc:
+            raise InputError(str(exc)) from None
     summary_file = step_summary_path() if args.step_summary else None
     loaded = _load(args.registry, args.collect, lenient=args.lenient)
     for warning in loaded.warnings:
@@ -104,6 +113,8 @@ def _run(args: argparse.Namespace) -> int:
     _warn_unsized(capacity)
     pool: PoolResult | None = None
     if dry_run is not None:
+        from simpler.capacity.pool import simulate_pool
+
         pool = simulate_pool(loaded.registrations, args.pool, dry_run)
     markdown = render_markdown(capacity, args.section, pool)
     _print(render_json(capacity, pool) if args.format == "json" else markdown)
@@ -117,6 +128,8 @@ def _load(registries: Sequence[Path], collect_paths: Sequence[str], *, lenient: 
     for registry in registries:
         loaded.extend(load_registry(registry, lenient=lenient))
     if collect_paths:
+        from simpler.capacity.collect import collect  # ast and fnmatch: only for --collect
+
         loaded.extend(collect(collect_paths, lenient=lenient))
     return loaded
 
