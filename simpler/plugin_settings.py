@@ -31,10 +31,6 @@ class PluginSettings:
     attempt: int
     class_lines: bool
 
-    @property
-    def writes_records(self) -> bool:
-        return self.report is not None
-
 
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("simpler", "simpler device orchestration")

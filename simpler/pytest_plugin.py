@@ -7,6 +7,7 @@ the runner loads only when a test first asks for a ``worker``.
 from __future__ import annotations
 
 import faulthandler
+import functools
 import json
 import os
 import signal
@@ -95,7 +96,11 @@ def pytest_configure(config: pytest.Config) -> None:
         xdist_id = getattr(config, "workerinput", {}).get("workerid", "main")
         device = settings.devices[min(xdist_worker_index(xdist_id), len(settings.devices) - 1)]
         config.stash[POOL] = WorkerPool(
-            settings.platform, device, xdist_id, _sink(settings), recovery=settings.recovery
+            settings.platform,
+            device,
+            xdist_id,
+            functools.partial(_write_record, settings),
+            recovery=settings.recovery,
         )
     terminal = config.pluginmanager.get_plugin("terminalreporter")
     if settings.class_lines and terminal is not None and not hasattr(config, "workerinput"):
@@ -109,14 +114,12 @@ def _runs_tests_here(config: pytest.Config) -> bool:
     return not config.pluginmanager.has_plugin("dsession")
 
 
-def _sink(settings: PluginSettings) -> Any:
-    def write(fields: dict[str, Any]) -> None:
-        if settings.report is not None:
-            record = report.make_record(fields.pop("type"), **fields)
-            record["phase"] = record["phase"] or (settings.phase or "")
-            report.append(settings.report, record)
-
-    return write
+def _write_record(settings: PluginSettings, fields: dict[str, Any]) -> None:
+    """Append one record, when this run keeps a report (outside simpler, plain pytest: none)."""
+    if settings.report is not None:
+        record = report.make_record(fields.pop("type"), **fields)
+        record["phase"] = record["phase"] or (settings.phase or "")
+        report.append(settings.report, record)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -161,11 +164,10 @@ def pytest_runtest_makereport(
         trace.error = call.excinfo.value
     if call.when == "teardown":
         settings = item.config.stash[SETTINGS]
-        _sink(settings)(
-            build_test_record(
-                item.nodeid, trace, attempt=settings.attempt, retry_role=settings.retry_role
-            )
+        record = build_test_record(
+            item.nodeid, trace, attempt=settings.attempt, retry_role=settings.retry_role
         )
+        _write_record(settings, record)
     return test_report
 
 
@@ -229,7 +231,8 @@ def _refuse_unrunnable(
         # The fresh process was the last chance: this is a failure, not another skip.
         pytest.fail(f"no usable device in a fresh process: {pooled.skip_reason}", pytrace=False)
     trace.poison_skip_reason = pooled.skip_reason
-    _sink(settings)(
+    _write_record(
+        settings,
         {
             "type": "poison_skip",
             "selector": nodeid,
@@ -237,7 +240,7 @@ def _refuse_unrunnable(
             "runtime": pooled.key.runtime,
             "worker": str(pooled.key),
             "reason": pooled.skip_reason,
-        }
+        },
     )
     pytest.skip(pooled.skip_reason)
 
