@@ -31,6 +31,7 @@ from simpler.pytest_command import (
     requested_xdist_workers,
     without_selection,
 )
+from simpler.scheduler.locks import hold_devices
 from simpler.scheduler.process import LIVE, ChildProcess
 
 if TYPE_CHECKING:
@@ -171,7 +172,8 @@ def l2_phase(ctx: RunContext) -> int:
             return EXIT_OK  # this shard's tests are all Resource tests
         user_args = [*without_selection(ctx.pytest_args), *ctx.l2_files]
     call = _call(ctx, "l2", ctx.devices, attempt=1, extra=extra, user_args=user_args)
-    returncode = _phase_exit(_run_pytest(call))
+    with hold_devices(ctx.devices):
+        returncode = _phase_exit(_run_pytest(call))
     _record_file_durations(ctx)
     return returncode
 
@@ -204,12 +206,15 @@ def retry_phase(ctx: RunContext) -> int:
     # A fresh process sees a clean card, but prefer one that was never quarantined.
     clean = [d for d in ctx.devices if d not in quarantined_devices(records)] or ctx.devices
     worst = EXIT_OK
-    if victims:
-        extra = ["--simpler-retry-role", "victim", *victims]
-        call = _call(ctx, "retry", clean[:1], attempt=2, extra=extra, user_args=flags)
-        worst = max(worst, _phase_exit(_run_pytest(call)))
-    for nodeid in triggers:
-        worst = max(worst, _retry_trigger(ctx, nodeid, flags, clean[:1]))
+    if not victims and not triggers:
+        return worst
+    with hold_devices(clean[:1]):
+        if victims:
+            extra = ["--simpler-retry-role", "victim", *victims]
+            call = _call(ctx, "retry", clean[:1], attempt=2, extra=extra, user_args=flags)
+            worst = max(worst, _phase_exit(_run_pytest(call)))
+        for nodeid in triggers:
+            worst = max(worst, _retry_trigger(ctx, nodeid, flags, clean[:1]))
     return worst
 
 

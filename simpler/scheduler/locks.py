@@ -11,10 +11,13 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import sys
 import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["DeviceLocks", "lock_dir"]
+__all__ = ["DeviceLocks", "hold_devices", "lock_dir"]
 
 
 def lock_dir() -> Path:
@@ -65,3 +68,19 @@ class DeviceLocks:
             os.write(fd, f"{os.getpid()}\n".encode())  # who holds it, for a human looking
         self._held[device] = fd
         return True
+
+
+@contextlib.contextmanager
+def hold_devices(devices: list[int], poll_s: float = 0.2) -> Iterator[None]:
+    """Hold ``devices`` for a whole phase, waiting while another run holds any of them."""
+    locks = DeviceLocks()
+    told = False
+    while not locks.try_acquire(devices):
+        if not told:
+            print(f"simpler: waiting for device(s) {devices}: held by another run", file=sys.stderr)
+            told = True
+        time.sleep(poll_s)
+    try:
+        yield
+    finally:
+        locks.release_all()

@@ -190,3 +190,22 @@ def test_output_is_one_line_per_class(simpler_run: Any) -> None:
     for i in range(1, 6):
         assert f"PASS  {HANG_SUITE}::TestVictim{i}  (1 passed" in run.stdout
     assert "....." not in run.stdout
+
+
+def test_a_second_run_waits_for_the_devices_another_run_holds(
+    simpler_run: Any, tmp_path: Any
+) -> None:
+    import threading
+
+    from simpler.scheduler.locks import DeviceLocks
+
+    other_run = DeviceLocks(tmp_path / "locks")
+    assert other_run.try_acquire([0])
+    threading.Timer(3.0, other_run.release_all).start()
+    run = simpler_run(
+        *_l2("a5sim", GOLDEN_SUITE), env={"SIMPLER_LOCK_DIR": str(tmp_path / "locks")}
+    )
+    assert "waiting for device(s) [0]: held by another run" in run.stderr
+    first_test = min(r["ts"] for r in run.records("test"))
+    l2_start = next(r["ts"] for r in run.records("phase", event="start"))
+    assert first_test - l2_start >= 2.5  # nothing ran on the card until it was free
