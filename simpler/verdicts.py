@@ -36,7 +36,9 @@ GREEN_OUTCOMES = PASSING_OUTCOMES | {"skipped"}
 READER_PHASES = frozenset({"report"})
 
 
-@dataclass(frozen=True)
+# Not frozen: a large report builds one per test, and frozen dataclasses are slow to make.
+# Nothing mutates a Verdict after analysis; ``replace`` makes a new one.
+@dataclass(slots=True)
 class Verdict:
     nodeid: str
     outcome: str
