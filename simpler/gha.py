@@ -16,8 +16,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from simpler.capacity.step_summary import CUT_NOTICE as _CAPACITY_CUT_NOTICE
-from simpler.capacity.step_summary import STEP_SUMMARY_LIMIT, fit
 from simpler.report import Record
 from simpler.resource_summary import (
     child_failed,
@@ -27,6 +25,7 @@ from simpler.resource_summary import (
     strip_ansi,
 )
 from simpler.scheduler.jobs import JobResult
+from simpler.step_summary import STEP_SUMMARY_LIMIT, append_within_limit
 from simpler.summary import Summary, failure_headline
 from simpler.verdicts import Failure, Verdict
 
@@ -198,16 +197,11 @@ def append_step_summary(markdown: str, path: str | os.PathLike[str] | None = Non
     keeping the file within GitHub's 1 MiB; True when it had to be cut."""
     target = Path(path) if path is not None else _step_summary_from_env()
     try:
-        # The limit covers the step's whole summary, so what earlier commands wrote counts.
-        already = target.stat().st_size if target.exists() else 0
-        fitted = _fit(markdown, STEP_SUMMARY_LIMIT - already)
-        with target.open("a", encoding="utf-8") as summary_file:
-            summary_file.write(fitted)
+        return append_within_limit(target, markdown, STEP_SUMMARY_CUT_NOTICE)
     except OSError as error:
         raise StepSummaryUnwritable(
             f"cannot append the step summary to {target}: {error.strerror or error}"
         ) from None
-    return fitted != markdown
 
 
 def _step_summary_from_env() -> Path:
@@ -215,22 +209,6 @@ def _step_summary_from_env() -> Path:
     if not target:
         raise ValueError("GITHUB_STEP_SUMMARY is not set (GitHub Actions sets it in each step)")
     return Path(target)
-
-
-def _fit(markdown: str, budget: int) -> str:
-    """Capacity's ``fit`` (whole lines, open ``<details>`` closed), with this summary's notice.
-
-    ``fit`` ends a cut text with the capacity report's own notice; room for the longer of
-    the two notices is reserved so that swapping ours in keeps the result within budget.
-    """
-    if len(markdown.encode("utf-8")) <= budget:
-        return markdown
-    theirs, ours = f"\n{_CAPACITY_CUT_NOTICE}\n", f"\n{STEP_SUMMARY_CUT_NOTICE}\n"
-    extra = max(0, len(ours.encode("utf-8")) - len(theirs.encode("utf-8")))
-    fitted = fit(markdown, budget - extra)
-    if not fitted.endswith(theirs):
-        return fitted  # "" when the file is full already: not even a notice fits
-    return fitted[: -len(theirs)] + ours
 
 
 def _verdict_line(summary: Summary) -> str:

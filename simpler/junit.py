@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +28,7 @@ from junitparser.xunit2 import (
     TestSuite,
 )
 
+from simpler.files import write_atomically
 from simpler.report import Record
 from simpler.resource_summary import (
     child_failed,
@@ -37,7 +37,6 @@ from simpler.resource_summary import (
     latest_children,
     strip_ansi,
 )
-from simpler.usage import make_parent_dir
 from simpler.verdicts import (
     GREEN_OUTCOMES,
     PASSING_OUTCOMES,
@@ -69,16 +68,7 @@ def write_junit(records: Sequence[Record], path: str | os.PathLike[str]) -> None
     target = Path(path)
     xml = build_junit(records)
     try:
-        make_parent_dir(target)
-        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as stream:
-                os.fchmod(stream.fileno(), 0o644)  # mkstemp's 0600 would hide it from CI tools
-                xml.write(stream)
-            os.replace(temporary, target)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_atomically(target, xml.write)
     except OSError as error:
         reason = error.strerror or str(error)
         raise JUnitUnwritable(f"cannot write JUnit XML to {target}: {reason}") from None

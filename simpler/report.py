@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simpler.usage import make_parent_dir
+from simpler.files import make_parent_dir
 
 __all__ = [
     "DEFAULT_REPORT",

@@ -12,14 +12,13 @@ carries a ``<title>`` tooltip. Standard library only, and no cppyy, numpy or dev
 from __future__ import annotations
 
 import math
-import os
 import re
-import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from simpler.files import write_atomically
 from simpler.report import Record
 from simpler.timeline_layout import (
     MARKER_KINDS,
@@ -33,7 +32,6 @@ from simpler.timeline_layout import (
     nice_step,
     text_width,
 )
-from simpler.usage import make_parent_dir
 
 __all__ = ["OUTCOME_COLOURS", "SUFFIXES", "TimelineUnwritable", "render_timeline", "timeline_svg"]
 
@@ -357,16 +355,7 @@ def _html_page(svg: str) -> str:
 def _write(target: Path, text: str) -> None:
     """Write beside the final name, then rename: a reader never sees half a picture."""
     try:
-        make_parent_dir(target)
-        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as stream:
-                os.fchmod(stream.fileno(), 0o644)  # mkstemp's 0600 would hide it from CI tools
-                stream.write(text)
-            os.replace(temporary, target)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_atomically(target, lambda stream: stream.write(text.encode("utf-8")))
     except OSError as error:
         reason = error.strerror or str(error)
         raise TimelineUnwritable(f"cannot write timeline {target}: {reason}") from error
