@@ -3,48 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
+from report_records import child, phase_span, result
 
 from simpler import gha
 from simpler.scheduler.jobs import JobResult
 from simpler.summary import summarize
 from simpler.verdicts import Failure
 
-Record = dict[str, Any]
 MiB = 1024 * 1024
-
-
-def record(kind: str, phase: str = "l2", **fields: Any) -> Record:
-    return {"schema": 1, "run": "run-1", "ts": 0.0, "phase": phase, "type": kind, **fields}
-
-
-def result(nodeid: str, outcome: str, phase: str = "l2", **fields: Any) -> Record:
-    fields = {"attempt": 1, "device": 0, "message": "", "tail": "", "duration_s": 0.5, **fields}
-    return record("test", phase, nodeid=nodeid, outcome=outcome, **fields)
-
-
-def child(**fields: Any) -> Record:
-    fields = {
-        "label": "two_cards",
-        "nodeid": "tests/st/test_m.py::test_two",
-        "returncode": 0,
-        "signal": None,
-        "devices": [4, 5],
-        "duration_s": 1.0,
-        "timed_out": False,
-        "reached_summary": True,
-        "tail": "",
-        "log": ".simpler/logs/two_cards.log",
-        **fields,
-    }
-    return record("child", "resource", **fields)
-
-
-def phase_span(phase: str, *inner: Record) -> list[Record]:
-    end = record("phase", phase, event="end", counts={}, returncode=0, duration_s=1.0)
-    return [record("phase", phase, event="start"), *inner, end]
 
 
 # --- environment ---------------------------------------------------------------------------

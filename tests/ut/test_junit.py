@@ -6,39 +6,18 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+import report_records
 from junitparser import Error, Failure, Skipped
 from junitparser.xunit2 import JUnitXml, TestCase, TestSuite
+from report_records import Record, record, result
 
 from simpler.junit import CHILDREN_SUITE, TESTS_SUITE, JUnitUnwritable, split_nodeid, write_junit
 from simpler.summary import summarize
 
-Record = dict[str, Any]
-
-
-def record(kind: str, phase: str = "l2", **fields: Any) -> Record:
-    return {"schema": 1, "run": "run-1", "ts": 1.7e9, "phase": phase, "type": kind, **fields}
-
-
-def result(nodeid: str, outcome: str, phase: str = "l2", **fields: Any) -> Record:
-    fields = {"attempt": 1, "device": 0, "message": "", "tail": "", "duration_s": 0.5, **fields}
-    return record("test", phase, nodeid=nodeid, outcome=outcome, **fields)
-
 
 def child(**fields: Any) -> Record:
-    fields = {
-        "label": "two_cards",
-        "nodeid": None,
-        "returncode": 0,
-        "signal": None,
-        "devices": [4, 5],
-        "duration_s": 1.0,
-        "timed_out": False,
-        "reached_summary": True,
-        "tail": "",
-        "log": ".simpler/logs/two_cards.log",
-        **fields,
-    }
-    return record("child", "resource", **fields)
+    """A child job whose test never reported: only its label names it."""
+    return report_records.child(**{"nodeid": None, **fields})
 
 
 def poison_skip(nodeid: str) -> Record:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from report_records import child
 
 from simpler.resource_summary import (
     describe_exit,
@@ -10,30 +10,6 @@ from simpler.resource_summary import (
     latest_children,
     render_resource_failures,
 )
-
-Record = dict[str, Any]
-
-
-def child(**fields: Any) -> Record:
-    """A child job on devices 4 and 5 that passed; override what the scenario is about."""
-    return {
-        "schema": 1,
-        "run": "run-1",
-        "ts": 0.0,
-        "phase": "resource",
-        "type": "child",
-        "label": "two_cards",
-        "nodeid": "tests/st/test_m.py::test_two",
-        "returncode": 0,
-        "signal": None,
-        "devices": [4, 5],
-        "duration_s": 1.0,
-        "timed_out": False,
-        "reached_summary": True,
-        "tail": "",
-        "log": ".simpler/logs/two_cards.log",
-        **fields,
-    }
 
 
 def test_nothing_is_printed_when_every_child_passed() -> None:

@@ -5,39 +5,12 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from simpler.summary import Summary, select_latest_runs, summarize
+from report_records import Record, child, phase_span, record, result
 
-Record = dict[str, Any]
+from simpler.summary import Summary, select_latest_runs, summarize
 
 HANG_RC, HANG_WHERE = 507046, "aclrtSynchronizeStreamWithTimeout"
 WORKER = "a5sim/host_build_graph/dev0/gw0"
-
-
-def record(kind: str, phase: str = "l2", run: str = "run-1", **fields: Any) -> Record:
-    return {"schema": 1, "run": run, "ts": 0.0, "phase": phase, "type": kind, **fields}
-
-
-def result(nodeid: str, outcome: str, phase: str = "l2", **fields: Any) -> Record:
-    fields = {
-        "attempt": 1,
-        "runtime": "host_build_graph",
-        "device": 0,
-        "message": "",
-        "tail": "",
-        "rc": None,
-        "where": None,
-        "worker": None,
-        "poisoned": False,
-        "duration_s": 0.5,
-        **fields,
-    }
-    return record("test", phase, nodeid=nodeid, outcome=outcome, **fields)
-
-
-def phase_span(phase: str, *inner: Record, run: str = "run-1", ended: bool = True) -> list[Record]:
-    """A phase's start record, what happened inside it, and (unless it died) its end record."""
-    end = record("phase", phase, run, event="end", counts={}, returncode=0, duration_s=1.0)
-    return [record("phase", phase, run, event="start"), *inner, *([end] if ended else [])]
 
 
 def lifecycle(*states: str, worker: str = WORKER, run: str = "run-1") -> list[Record]:
@@ -59,24 +32,6 @@ def poison_skip(nodeid: str, selector: str = "test_hang", run: str = "run-1") ->
         reason=reason,
         worker=WORKER,
     )
-
-
-def child_record(**fields: Any) -> Record:
-    """A Resource-phase child job on devices 4 and 5; override what the scenario is about."""
-    fields = {
-        "label": "two_cards",
-        "nodeid": "tests/st/test_m.py::test_two",
-        "returncode": 0,
-        "signal": None,
-        "devices": [4, 5],
-        "duration_s": 1.0,
-        "timed_out": False,
-        "reached_summary": True,
-        "tail": "",
-        "log": "",
-        **fields,
-    }
-    return record("child", "resource", **fields)
 
 
 def hang_failure(nodeid: str = "tests/st/test_a.py::test_hang", **fields: Any) -> Record:
@@ -252,7 +207,7 @@ def test_malformed_report_lines_are_counted_in_the_header() -> None:
 
 
 def test_child_killed_by_a_signal_before_pytests_summary_is_named_as_a_crash() -> None:
-    child = child_record(
+    crashed = child(
         label="test_two_cards",
         returncode=-11,
         signal="SIGSEGV",
@@ -261,7 +216,7 @@ def test_child_killed_by_a_signal_before_pytests_summary_is_named_as_a_crash() -
         tail="collected 1 item\nFatal Python error",
         log=".simpler/logs/test_two_cards.log",
     )
-    summary = summarize(phase_span("resource", child))
+    summary = summarize(phase_span("resource", crashed))
     assert summary.exit_code == 1
     text = summary.text
     assert "1) child test_two_cards (tests/st/test_m.py::test_two): SIGSEGV" in text
@@ -273,9 +228,9 @@ def test_child_killed_by_a_signal_before_pytests_summary_is_named_as_a_crash() -
 
 def test_failed_child_whose_test_passed_on_retry_is_not_a_failure() -> None:
     nodeid = "tests/st/test_m.py::test_two"
-    child = child_record(nodeid=nodeid, returncode=1)
+    failed_child = child(nodeid=nodeid, returncode=1)
     records = [
-        *phase_span("resource", result(nodeid, "failed", phase="resource"), child),
+        *phase_span("resource", result(nodeid, "failed", phase="resource"), failed_child),
         *phase_span("retry", result(nodeid, "flaky", phase="retry", attempt=2)),
     ]
     summary = summarize(records)
