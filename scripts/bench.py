@@ -173,6 +173,8 @@ def scheduler_makespan(_repeats: int) -> list[Figure]:
 
 
 def resource_phase_wall(_repeats: int) -> list[Figure]:
+    from simpler.report import read as read_report
+
     with tempfile.TemporaryDirectory(prefix="simpler-bench-") as folder:
         report = Path(folder) / "report.jsonl"
         subprocess.run(
@@ -196,7 +198,7 @@ def resource_phase_wall(_repeats: int) -> list[Figure]:
             check=True,
             stdout=subprocess.DEVNULL,
         )
-        records = [json.loads(line) for line in report.read_text().splitlines()]
+        records = read_report(report)
     children = [r for r in records if r["type"] == "child"]
     phase_end = next(r for r in records if r["type"] == "phase" and r["event"] == "end")
     ideal = sum(c["duration_s"] for c in children) / 4

@@ -70,9 +70,15 @@ def _print_report(
         # The summary repeats test output: fenced, it cannot issue workflow commands.
         text = gha.fenced(text, gha.new_stop_token())
     print(text, end="" if text.endswith("\n") else "\n", flush=True)
-    written = [_junit(records, options.junit)] if options.junit is not None else []
+    written = []
+    if options.junit is not None:
+        from simpler.junit import write_junit
+
+        written.append(_write_file(write_junit, records, options.junit))
     if options.timeline is not None:
-        written.append(_timeline(records, options.timeline))
+        from simpler.timeline import render_timeline
+
+        written.append(_write_file(render_timeline, records, options.timeline))
     if gha.is_github_actions():
         _github(summary, records, options.timeline)
     return max(written, default=0) or summary.exit_code
@@ -125,23 +131,13 @@ def _github(summary: Summary, records: list[report.Record], timeline: Path | Non
         print(f"::warning::{gha.escape_data(str(error))}")
 
 
-def _timeline(records: list[report.Record], path: Path) -> int:
-    from simpler.timeline import TimelineUnwritable, render_timeline
-
+def _write_file(
+    write: Callable[[list[report.Record], Path], None], records: list[report.Record], path: Path
+) -> int:
+    """Write one of the run's files; a file that cannot be written is exit 3, in one line."""
     try:
-        render_timeline(records, path)
-    except TimelineUnwritable as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_INFRA
-    return 0
-
-
-def _junit(records: list[report.Record], path: Path) -> int:
-    from simpler.junit import JUnitUnwritable, write_junit
-
-    try:
-        write_junit(records, path)
-    except JUnitUnwritable as error:
+        write(records, path)
+    except OSError as error:  # JUnitUnwritable, TimelineUnwritable: already one clear line
         print(f"error: {error}", file=sys.stderr)
         return EXIT_INFRA
     return 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -13,6 +12,8 @@ from typing import Any
 
 import junitparser
 import psutil
+
+from simpler import report as report_file
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = "tests/it/scenarios/scenario_resource.py"
@@ -131,8 +132,9 @@ def test_sigterm_to_the_orchestrator_stops_children_and_reports_what_finished(
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        lines = report.read_text().splitlines() if report.exists() else []
-        if any(json.loads(line).get("type") == "child" for line in lines):
+        # The orchestrator is appending meanwhile: the project's reader skips a torn last line.
+        records = report_file.read(report) if report.exists() else []
+        if any(r.get("type") == "child" for r in records):
             break
         time.sleep(0.2)
     descendants = psutil.Process(orchestrator.pid).children(recursive=True)
