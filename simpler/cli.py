@@ -12,19 +12,16 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from simpler import report
+from simpler.contract import EXIT_INFRA, EXIT_USAGE, PHASE_ORDER, SIM_PLATFORMS
 from simpler.devices import parse_devices
-from simpler.platforms import SIM_PLATFORMS
-from simpler.usage import EXIT_USAGE, OneLineParser, UsageError
+from simpler.reporting import report_file as report
+from simpler.usage import OneLineParser, UsageError
 
 if TYPE_CHECKING:
-    from simpler.collection import SuiteListing
-    from simpler.sharding import ShardSpec
+    from simpler.orchestrator.collection import SuiteListing
+    from simpler.orchestrator.sharding import ShardSpec
 
 __all__ = ["main"]
-
-EXIT_INFRA = 3
-PHASE_NAMES = ("l2", "resource", "retry", "report")
 
 
 def _positive_int(text: str) -> int:
@@ -50,7 +47,7 @@ def _build_parser() -> OneLineParser:
     run = commands.add_parser("run", help="run the phases of a suite")
     run.add_argument("--platform", required=True, help="a5sim or a2a3sim")
     run.add_argument("--device", required=True, help="device ids: 0, 0-7, 0,2,5, 0,2-4,7")
-    run.add_argument("--phases", default=",".join(PHASE_NAMES), help="comma-separated phases")
+    run.add_argument("--phases", default=",".join(PHASE_ORDER), help="comma-separated phases")
     run.add_argument(
         "--report", help="report file (default: $SIMPLER_REPORT or .simpler/report.jsonl)"
     )
@@ -142,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _schedule(args: argparse.Namespace) -> int:
-    from simpler.schedule_command import JobsFileError, run_schedule
+    from simpler.scheduler.command import JobsFileError, run_schedule
 
     try:
         return run_schedule(args)
@@ -158,8 +155,10 @@ def _split_pytest_args(argv: list[str]) -> tuple[list[str], list[str]]:
 
 
 def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
-    from simpler.phases import RunContext, run_phases
-    from simpler.pytest_command import requested_xdist_workers
+    from simpler.orchestrator.context import RunContext
+    from simpler.orchestrator.pytest_args import requested_xdist_workers
+    from simpler.orchestrator.run import run_phases
+    from simpler.orchestrator.run_identity import run_id_for
 
     if args.platform not in SIM_PLATFORMS:
         raise UsageError(
@@ -170,10 +169,10 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
     except ValueError as error:
         raise UsageError(f"simpler run: {error}") from None
     phases = [p.strip() for p in args.phases.split(",") if p.strip()]
-    unknown = [p for p in phases if p not in PHASE_NAMES]
+    unknown = [p for p in phases if p not in PHASE_ORDER]
     if unknown or not phases:
         named = ", ".join(unknown) or "(none)"
-        raise UsageError(f"simpler run: unknown phase {named} (known: {', '.join(PHASE_NAMES)})")
+        raise UsageError(f"simpler run: unknown phase {named} (known: {', '.join(PHASE_ORDER)})")
     workers = requested_xdist_workers(pytest_args) or args.max_parallel
     if workers is not None and workers > len(devices):
         raise UsageError(
@@ -188,7 +187,7 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
     l2_files: list[str] | None = None
     resource_tests = listing.resource if listing is not None else None
     if shard is not None and listing is not None:
-        from simpler.sharding import split_suite
+        from simpler.orchestrator.sharding import split_suite
 
         mine = split_suite(listing, shard.count, durations, len(devices))[shard.index - 1]
         if mine.empty:
@@ -200,7 +199,7 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
         platform=args.platform,
         devices=devices,
         report=path,
-        run_id=_run_id(path, starts_run="l2" in phases or "resource" in phases),
+        run_id=run_id_for(path, starts_run="l2" in phases or "resource" in phases),
         pytest_args=pytest_args,
         fail_on_flaky=args.fail_on_flaky,
         max_parallel=args.max_parallel,
@@ -220,17 +219,11 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
 
 def _check_faults(pytest_args: list[str]) -> None:
     """A malformed fault spec would fail in every pytest process: refuse it once, up front."""
+    from simpler.orchestrator.pytest_args import option_values
     from simpler.runner.faults import parse_faults
 
     specs = [("SIMPLER_SIM_FAULTS", os.environ.get("SIMPLER_SIM_FAULTS"))]
-    specs += [
-        ("--sim-fault", pytest_args[i + 1])
-        for i, arg in enumerate(pytest_args[:-1])
-        if arg == "--sim-fault"
-    ]
-    specs += [
-        ("--sim-fault", a.split("=", 1)[1]) for a in pytest_args if a.startswith("--sim-fault=")
-    ]
+    specs += [("--sim-fault", value) for value in option_values(pytest_args, "--sim-fault")]
     for source, spec in specs:
         try:
             parse_faults(spec, source)
@@ -252,7 +245,7 @@ def _check_env_numbers() -> None:
 def _shard(text: str | None) -> ShardSpec | None:
     if text is None:
         return None
-    from simpler.sharding import parse_shard
+    from simpler.orchestrator.sharding import parse_shard
 
     try:
         return parse_shard(text)
@@ -277,7 +270,7 @@ def _listing(
     """Collected before anything starts, so a test that can never fit is a usage error up front."""
     if "resource" not in phases and not sharded:
         return None
-    from simpler.collection import ListingError, collect_suite
+    from simpler.orchestrator.collection import ListingError, collect_suite
 
     try:
         listing = collect_suite(platform, devices, pytest_args)
@@ -301,25 +294,8 @@ def _listing(
     return listing
 
 
-def _run_id(path: Path, *, starts_run: bool) -> str:
-    """A new id for a run that starts with a test phase; otherwise continue the file's latest."""
-    if os.environ.get("SIMPLER_RUN_ID"):
-        return os.environ["SIMPLER_RUN_ID"]
-    if not starts_run:
-        try:
-            runs = [r["run"] for r in report.read(path) if r.get("run")]
-        except report.ReportUnreadable:
-            runs = []
-        if runs:
-            return str(runs[-1])
-    import secrets
-    import time
-
-    return time.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
-
-
 def _report(args: argparse.Namespace) -> int:
-    from simpler.report_output import ReportOptions, print_report
+    from simpler.orchestrator.report_phase import ReportOptions, print_report
 
     files = args.files or [str(report.report_path())]
     if args.timeline is not None and args.timeline.suffix.lower() not in (".svg", ".html"):

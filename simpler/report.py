@@ -1,31 +1,13 @@
-"""The shared report file: append-only JSON Lines, written by every phase and process.
+"""The report file's public face: ``simpler.report.append(path, record)`` and ``read(path)``.
 
-Each record is one line written with a single ``write`` under an exclusive
-``flock`` on an ``O_APPEND`` descriptor, so concurrent writers (xdist workers,
-child jobs, the orchestrator) never interleave or tear each other's lines.
-Readers skip and count malformed lines rather than fail on them.
+The implementation lives in :mod:`simpler.reporting.report_file`; this name is kept
+because users and CI glue import it. Only the documented names are offered here.
 """
 
-from __future__ import annotations
-
-import fcntl
-import json
-import os
-import time
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
-
-from simpler.files import make_parent_dir
+from simpler.reporting import report_file as _report_file
 
 __all__ = [
-    "DEFAULT_REPORT",
-    "RECORD_TYPES",
-    "SCHEMA",
-    "Record",
-    "ReportContents",
     "ReportUnreadable",
-    "ReportUnwritable",
     "append",
     "make_record",
     "read",
@@ -33,100 +15,9 @@ __all__ = [
     "report_path",
 ]
 
-SCHEMA = 1
-DEFAULT_REPORT = Path(".simpler") / "report.jsonl"
-RECORD_TYPES = ("phase", "test", "child", "lifecycle", "poison_skip", "quarantine")
-
-Record = dict[str, Any]
-
-
-class ReportUnreadable(OSError):
-    """The report file cannot be opened or read at all (an infrastructure failure)."""
-
-
-class ReportUnwritable(OSError):
-    """A record cannot be appended: the message is one line naming the file and why."""
-
-
-@dataclass
-class ReportContents:
-    records: list[dict[str, Any]] = field(default_factory=list)
-    malformed: int = 0  # lines skipped: torn, not JSON, not a record
-
-
-def report_path(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """``--report`` if given, else ``SIMPLER_REPORT``, else ``.simpler/report.jsonl``."""
-    chosen = explicit or os.environ.get("SIMPLER_REPORT") or DEFAULT_REPORT
-    return Path(chosen)
-
-
-def make_record(record_type: str, **fields: Any) -> dict[str, Any]:
-    """A record with the common fields; run and phase come from the orchestrator's env."""
-    if record_type not in RECORD_TYPES:
-        raise ValueError(f"unknown record type {record_type!r} (known: {', '.join(RECORD_TYPES)})")
-    base: dict[str, Any] = {
-        "schema": SCHEMA,
-        "run": os.environ.get("SIMPLER_RUN_ID", ""),
-        "ts": time.time(),
-        "phase": os.environ.get("SIMPLER_PHASE", ""),
-        "type": record_type,
-    }
-    return {**base, **fields}
-
-
-def append(path: str | os.PathLike[str], record: dict[str, Any]) -> None:
-    """Append ``record`` as one line; safe against any number of concurrent writers."""
-    line = (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode()
-    target = Path(path)
-    try:
-        make_parent_dir(target)
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    except OSError as error:
-        reason = error.strerror or str(error)
-        raise ReportUnwritable(f"cannot write report file {target}: {reason}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        written = os.write(fd, line)
-        while written < len(line):  # a short write is rare, but must not tear the line
-            written += os.write(fd, line[written:])
-    finally:
-        os.close(fd)  # closing releases the lock
-
-
-def read(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    return read_contents(path).records
-
-
-def read_contents(path: str | os.PathLike[str]) -> ReportContents:
-    """Every well-formed record of ``path``, in file order, and the count of skipped lines."""
-    contents = ReportContents()
-    try:
-        # Streamed like any text file; bytes that are not UTF-8 survive as lone surrogates,
-        # so a binary line is found and counted instead of failing the whole read.
-        with open(path, encoding="utf-8", errors="surrogateescape") as lines:
-            for line in lines:
-                if not line or line.isspace():
-                    continue
-                record = _parse_line(line)
-                if record is None:
-                    contents.malformed += 1
-                else:
-                    contents.records.append(record)
-    except OSError as error:
-        raise ReportUnreadable(f"cannot read report file {path}: {error.strerror}") from error
-    return contents
-
-
-def _parse_line(line: str) -> dict[str, Any] | None:
-    if not line.isascii():
-        try:
-            line.encode("utf-8")
-        except UnicodeEncodeError:  # a byte that was not UTF-8: a binary or torn line
-            return None
-    try:
-        record = json.loads(line)
-    except ValueError:
-        return None
-    if not isinstance(record, dict) or record.get("type") not in RECORD_TYPES:
-        return None
-    return record
+ReportUnreadable = _report_file.ReportUnreadable
+append = _report_file.append
+make_record = _report_file.make_record
+read = _report_file.read
+read_contents = _report_file.read_contents
+report_path = _report_file.report_path

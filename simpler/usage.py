@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
-__all__ = ["EXIT_USAGE", "OneLineParser", "UsageError"]
-
-EXIT_USAGE = 2
+__all__ = ["OneLineParser", "UsageError"]
 
 
 class UsageError(Exception):

@@ -19,6 +19,7 @@ from simpler.capacity.model import InputError, Loaded
 from simpler.capacity.registry import load_registry
 from simpler.capacity.render import SECTIONS, render_json, render_markdown
 from simpler.capacity.step_summary import append_step_summary, step_summary_path
+from simpler.contract import EXIT_OK, EXIT_USAGE
 from simpler.usage import OneLineParser, UsageError
 
 if TYPE_CHECKING:
@@ -27,8 +28,6 @@ if TYPE_CHECKING:
 __all__ = ["build_parser", "main"]
 
 PROG = "simpler capacity"
-EXIT_OK = 0
-EXIT_USAGE = 2
 UNSIZED_NAMES_SHOWN = 20  # the warning stays one readable line; the report lists them all
 
 

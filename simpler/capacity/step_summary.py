@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from simpler.capacity.model import InputError
-from simpler.step_summary import STEP_SUMMARY_LIMIT, append_within_limit
-from simpler.step_summary import fit as fit_within
+from simpler.ci import step_summary
+from simpler.ci.step_summary import STEP_SUMMARY_LIMIT, StepSummaryUnwritable
+from simpler.ci.step_summary import fit as fit_within
 
 __all__ = [
     "CUT_NOTICE",
@@ -36,11 +37,9 @@ def step_summary_path(environ: Mapping[str, str] = os.environ) -> Path:
 def append_step_summary(path: Path, markdown: str) -> bool:
     """Append ``markdown`` to the step summary file; True when it had to be cut."""
     try:
-        return append_within_limit(path, markdown, CUT_NOTICE)
-    except OSError as exc:
-        raise InputError(
-            f"--step-summary: cannot append to {path}: {exc.strerror or exc}"
-        ) from None
+        return step_summary.append_step_summary(path, markdown, CUT_NOTICE)
+    except StepSummaryUnwritable as error:
+        raise InputError(f"--step-summary: {error}") from None
 
 
 def fit(markdown: str, budget: int) -> str:

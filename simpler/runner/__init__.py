@@ -12,9 +12,9 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from simpler.contract import SIM_PLATFORMS
 from simpler.env_settings import positive_int_env
 from simpler.errors import DeviceRuntimeError
-from simpler.platforms import SIM_PLATFORMS
 from simpler.runner import library
 from simpler.runner.faults import FaultPlan, parse_faults
 

@@ -18,6 +18,8 @@ from typing import IO
 
 import psutil
 
+from simpler.contract import strip_ansi
+
 __all__ = ["LIVE", "REACHED_SUMMARY", "ChildProcess", "LiveChildren", "signal_name"]
 
 # pytest's closing line, with or without -q: "==== 3 passed, 1 failed in 0.52s ====".
@@ -25,7 +27,6 @@ REACHED_SUMMARY = re.compile(
     r"^(?:=+ )?(?:.*\b(?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)\b"
     r"|no tests ran).* in \d+(?:\.\d+)?s(?: \([^)]*\))?(?: =+)?$"
 )
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 DUMP_GRACE_S = 1.0
 TERM_GRACE_S = 3.0
 
@@ -168,7 +169,7 @@ class ChildProcess:
         for raw in self._popen.stdout:
             line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
             self._tail.append(line)
-            if REACHED_SUMMARY.match(_ANSI.sub("", line).strip()):
+            if REACHED_SUMMARY.match(strip_ansi(line).strip()):
                 self.reached_summary = True
             if self._log is not None:
                 self._log.write(line + "\n")

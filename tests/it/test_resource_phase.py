@@ -13,7 +13,7 @@ from typing import Any
 import junitparser
 import psutil
 
-from simpler import report as report_file
+from simpler.reporting import report_file
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = "tests/it/scenarios/scenario_resource.py"

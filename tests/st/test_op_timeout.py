@@ -12,7 +12,7 @@ import pytest
 from golden import assert_matches_golden, matmul_atol, matmul_golden, softmax_golden
 
 from simpler import DeviceRuntimeError
-from simpler.platforms import OP_TIMEOUT
+from simpler.runner.platforms import OP_TIMEOUT
 
 
 def _assert_reaped_with_op_timeout(worker, platform):

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from simpler import DeviceRuntimeError
-from simpler.platforms import OP_TIMEOUT, POISONED_INIT
 from simpler.runner import Runner, open_runner
+from simpler.runner.platforms import OP_TIMEOUT, POISONED_INIT
 
 
 def _ready(platform: str, device: int) -> Runner:

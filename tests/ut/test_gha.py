@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from report_records import child, phase_span, result
 
-from simpler import gha
+from simpler.ci import gha
+from simpler.reporting.summary import summarize
+from simpler.reporting.verdicts import Failure
 from simpler.scheduler.jobs import JobResult
-from simpler.summary import summarize
-from simpler.verdicts import Failure
 
 MiB = 1024 * 1024
 

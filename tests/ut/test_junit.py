@@ -11,8 +11,14 @@ from junitparser import Error, Failure, Skipped
 from junitparser.xunit2 import JUnitXml, TestCase, TestSuite
 from report_records import Record, record, result
 
-from simpler.junit import CHILDREN_SUITE, TESTS_SUITE, JUnitUnwritable, split_nodeid, write_junit
-from simpler.summary import summarize
+from simpler.reporting.junit import (
+    CHILDREN_SUITE,
+    TESTS_SUITE,
+    JUnitUnwritable,
+    split_nodeid,
+    write_junit,
+)
+from simpler.reporting.summary import summarize
 
 
 def child(**fields: Any) -> Record:

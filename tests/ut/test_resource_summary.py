@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from report_records import child
 
-from simpler.resource_summary import (
+from simpler.reporting.resource_block import (
     describe_exit,
     failed_children,
     latest_children,

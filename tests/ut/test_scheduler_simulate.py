@@ -7,13 +7,13 @@ import math
 from itertools import pairwise
 
 import pytest
+from bench_workloads import makespan_figures, mixed_workload
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simpler.scheduler.jobs import Job
 from simpler.scheduler.policy import POLICIES, order_jobs
 from simpler.scheduler.simulate import Placement, Schedule, dry_run
-from simpler.scheduler.workloads import makespan_figures, mixed_workload
 
 PROPERTY = settings(max_examples=150, deadline=None, database=None)
 EPSILON = 1e-9

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from simpler.collection import ResourceTest, SuiteListing
-from simpler.sharding import parse_shard, split_suite
+from simpler.orchestrator.collection import ResourceTest, SuiteListing
+from simpler.orchestrator.sharding import parse_shard, split_suite
 
 
 def _suite() -> SuiteListing:

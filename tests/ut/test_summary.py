@@ -7,7 +7,7 @@ from typing import Any
 
 from report_records import Record, child, phase_span, record, result
 
-from simpler.summary import Summary, select_latest_runs, summarize
+from simpler.reporting.summary import Summary, select_latest_runs, summarize
 
 HANG_RC, HANG_WHERE = 507046, "aclrtSynchronizeStreamWithTimeout"
 WORKER = "a5sim/host_build_graph/dev0/gw0"

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from simpler.timeline import OUTCOME_COLOURS, TimelineUnwritable, render_timeline
-from simpler.timeline_layout import CHAR_EM
+from simpler.reporting.timeline import OUTCOME_COLOURS, TimelineUnwritable, render_timeline
+from simpler.reporting.timeline_layout import CHAR_EM
 
 Record = dict[str, Any]
 NS = "{http://www.w3.org/2000/svg}"
@@ -345,7 +345,7 @@ def test_a_failed_write_keeps_the_earlier_file_and_no_scraps(
     def disk_full(source: str, destination: Path) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("simpler.files.os.replace", disk_full)
+    monkeypatch.setattr("simpler.reporting.files.os.replace", disk_full)
     with pytest.raises(TimelineUnwritable, match="No space left on device"):
         render_timeline([], target)
     assert target.read_text() == before
@@ -354,7 +354,7 @@ def test_a_failed_write_keeps_the_earlier_file_and_no_scraps(
 
 def test_drawing_a_timeline_loads_no_device_code() -> None:
     code = (
-        "import sys, simpler.timeline\n"
+        "import sys, simpler.reporting.timeline\n"
         "assert not {'cppyy', 'numpy', 'simpler.runner'} & set(sys.modules), sys.modules.keys()"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

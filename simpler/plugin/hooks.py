@@ -11,22 +11,21 @@ import functools
 import json
 import os
 import signal
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-from simpler import report
-from simpler.class_progress import ClassProgress
-from simpler.plugin_settings import PluginSettings, add_options, resolve_settings
-from simpler.test_records import TestTrace, build_test_record
-from simpler.worker_pool import WorkerPool, xdist_worker_index
-
-if TYPE_CHECKING:
-    from recovery.lifecycle import PooledWorker
+from simpler.plugin.class_progress import ClassProgress, ProgressReporter
+from simpler.plugin.fixtures import devices, simpler_platform, worker
+from simpler.plugin.options import add_options, resolve_settings
+from simpler.plugin.state import POOL, PROGRESS, SETTINGS, TRACE, write_record
+from simpler.plugin.test_records import TestTrace, build_test_record
+from simpler.plugin.worker_pool import WorkerPool, xdist_worker_index
 
 __all__ = [
+    "devices",
     "pytest_addoption",
     "pytest_cmdline_main",
     "pytest_collection_finish",
@@ -36,17 +35,13 @@ __all__ = [
     "pytest_runtest_makereport",
     "pytest_runtest_protocol",
     "pytest_sessionfinish",
+    "simpler_platform",
+    "worker",
 ]
 
 # A child of ``simpler run`` keeps the real stderr before pytest captures fd 2, so the stack
 # dump the orchestrator asks for (SIGUSR1) reaches the child's log, not a capture buffer.
 _DUMP_FD = os.dup(2) if os.environ.get("SIMPLER_PHASE") else None
-
-SETTINGS = pytest.StashKey[PluginSettings]()
-POOL = pytest.StashKey[WorkerPool]()
-PROGRESS = pytest.StashKey[ClassProgress]()
-TRACE = pytest.StashKey[TestTrace]()
-DEFAULT_RUNTIME = "default"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -99,27 +94,19 @@ def pytest_configure(config: pytest.Config) -> None:
             settings.platform,
             device,
             xdist_id,
-            functools.partial(_write_record, settings),
+            functools.partial(write_record, settings),
             recovery=settings.recovery,
         )
     terminal = config.pluginmanager.get_plugin("terminalreporter")
     if settings.class_lines and terminal is not None and not hasattr(config, "workerinput"):
         terminal.showfspath = False  # the class lines name their files themselves
         config.stash[PROGRESS] = ClassProgress(terminal, live=terminal.isatty())
-        config.pluginmanager.register(_ProgressReporter(config.stash[PROGRESS]), "simpler-progress")
+        config.pluginmanager.register(ProgressReporter(config.stash[PROGRESS]), "simpler-progress")
 
 
 def _runs_tests_here(config: pytest.Config) -> bool:
     """False in an xdist controller, which only hands tests to its workers."""
     return not config.pluginmanager.has_plugin("dsession")
-
-
-def _write_record(settings: PluginSettings, fields: dict[str, Any]) -> None:
-    """Append one record, when this run keeps a report (outside simpler, plain pytest: none)."""
-    if settings.report is not None:
-        record = report.make_record(fields.pop("type"), **fields)
-        record["phase"] = record["phase"] or (settings.phase or "")
-        report.append(settings.report, record)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -167,7 +154,7 @@ def pytest_runtest_makereport(
         record = build_test_record(
             item.nodeid, trace, attempt=settings.attempt, retry_role=settings.retry_role
         )
-        _write_record(settings, record)
+        write_record(settings, record)
     return test_report
 
 
@@ -206,88 +193,3 @@ def pytest_report_teststatus(
     if report.skipped:
         return "skipped", "", "SKIPPED"
     return ("passed", "", "PASSED") if report.when == "call" else ("", "", "")
-
-
-@pytest.fixture
-def worker(request: pytest.FixtureRequest) -> Iterator[PooledWorker]:
-    """The pooled L2 worker for this test's runtime on this process's device."""
-    config = request.config
-    settings = config.stash[SETTINGS]
-    marker = request.node.get_closest_marker("runtime")
-    runtime = str(marker.args[0]) if marker and marker.args else DEFAULT_RUNTIME
-    pooled = config.stash[POOL].get(runtime)
-    trace = request.node.stash[TRACE]
-    trace.worker, trace.runtime, trace.device = str(pooled.key), runtime, pooled.key.device
-    if not pooled.runnable:
-        _refuse_unrunnable(pooled, request.node.nodeid, settings, trace)
-    yield pooled
-    trace.poisoned = pooled.after_test(trace.error, request.node.nodeid)
-
-
-def _refuse_unrunnable(
-    pooled: PooledWorker, nodeid: str, settings: PluginSettings, trace: TestTrace
-) -> None:
-    if settings.phase == "retry":
-        # The fresh process was the last chance: this is a failure, not another skip.
-        pytest.fail(f"no usable device in a fresh process: {pooled.skip_reason}", pytrace=False)
-    trace.poison_skip_reason = pooled.skip_reason
-    _write_record(
-        settings,
-        {
-            "type": "poison_skip",
-            "selector": nodeid,
-            "nodeid": nodeid,
-            "runtime": pooled.key.runtime,
-            "worker": str(pooled.key),
-            "reason": pooled.skip_reason,
-        },
-    )
-    pytest.skip(pooled.skip_reason)
-
-
-@pytest.fixture
-def simpler_platform(request: pytest.FixtureRequest) -> str:
-    """The platform this run targets (``--platform``)."""
-    return request.config.stash[SETTINGS].platform
-
-
-@pytest.fixture
-def devices(request: pytest.FixtureRequest) -> list[int]:
-    """The device ids this process was given (a Resource child's allocation)."""
-    return list(request.config.stash[SETTINGS].devices)
-
-
-class _ProgressReporter:
-    """Feeds the class lines from wherever the reports arrive (this process or xdist's)."""
-
-    def __init__(self, progress: ClassProgress) -> None:
-        self._progress = progress
-        self._outcomes: dict[str, tuple[str, float, str]] = {}
-
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self._progress.expect([item.nodeid for item in session.items])
-
-    @pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown when xdist is not loaded
-    def pytest_xdist_node_collection_finished(self, node: object, ids: list[str]) -> None:
-        self._progress.expect(ids)
-
-    def pytest_runtest_logstart(self, nodeid: str) -> None:
-        self._progress.started()
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        outcome, duration, message = self._outcomes.get(report.nodeid, ("passed", 0.0, ""))
-        duration += report.duration
-        if report.failed:
-            outcome = "failed" if report.when == "call" else "error"
-            message = message or _first_line(report.longreprtext)
-        elif report.skipped and outcome == "passed":
-            outcome = "skipped"
-        self._outcomes[report.nodeid] = (outcome, duration, message)
-        if report.when == "teardown":
-            del self._outcomes[report.nodeid]
-            self._progress.finished(report.nodeid, outcome, duration, message)
-
-
-def _first_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.startswith("E ")]
-    return lines[0][1:].strip() if lines else ""

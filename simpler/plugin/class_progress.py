@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from simpler.nodeids import class_of
+from simpler.reporting.nodeids import class_of
 
-__all__ = ["ClassProgress"]
+__all__ = ["ClassProgress", "ProgressReporter"]
 
 VERDICT_ORDER = ("failed", "error", "passed", "skipped")
 
@@ -84,3 +84,39 @@ class ClassProgress:
         if self._progress_shown:
             self._terminal.rewrite("", erase=True)
             self._progress_shown = False
+
+
+class ProgressReporter:
+    """Feeds the class lines from wherever the reports arrive (this process or xdist's)."""
+
+    def __init__(self, progress: ClassProgress) -> None:
+        self._progress = progress
+        self._outcomes: dict[str, tuple[str, float, str]] = {}
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._progress.expect([item.nodeid for item in session.items])
+
+    @pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown when xdist is not loaded
+    def pytest_xdist_node_collection_finished(self, node: object, ids: list[str]) -> None:
+        self._progress.expect(ids)
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        self._progress.started()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        outcome, duration, message = self._outcomes.get(report.nodeid, ("passed", 0.0, ""))
+        duration += report.duration
+        if report.failed:
+            outcome = "failed" if report.when == "call" else "error"
+            message = message or _first_line(report.longreprtext)
+        elif report.skipped and outcome == "passed":
+            outcome = "skipped"
+        self._outcomes[report.nodeid] = (outcome, duration, message)
+        if report.when == "teardown":
+            del self._outcomes[report.nodeid]
+            self._progress.finished(report.nodeid, outcome, duration, message)
+
+
+def _first_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.startswith("E ")]
+    return lines[0][1:].strip() if lines else ""

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simpler.devices import format_devices
-from simpler.nodeids import file_of
-from simpler.pytest_command import PYTEST_NO_TESTS
+from simpler.orchestrator.pytest_args import PYTEST_NO_TESTS, collection_argv
+from simpler.reporting.nodeids import file_of
 
 __all__ = ["ListingError", "ResourceTest", "SuiteListing", "collect_suite"]
 
@@ -49,22 +47,7 @@ def collect_suite(platform: str, devices: list[int], pytest_args: list[str]) -> 
     """Run pytest's collection (not the tests) and read what the plugin listed."""
     with tempfile.TemporaryDirectory(prefix="simpler-collect-") as folder:
         listing = Path(folder) / "suite.json"
-        argv = [
-            sys.executable,
-            "-m",
-            "pytest",
-            "--collect-only",
-            "-q",
-            "-p",
-            "no:xdist",
-            "--platform",
-            platform,
-            "--device",
-            format_devices(devices),
-            "--simpler-list",
-            str(listing),
-            *pytest_args,
-        ]
+        argv = collection_argv(platform, devices, str(listing), pytest_args)
         done = subprocess.run(argv, capture_output=True, text=True, check=False)
         if done.returncode not in (0, PYTEST_NO_TESTS) or not listing.exists():
             last = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["no output"]

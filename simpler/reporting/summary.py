@@ -6,14 +6,13 @@ printed last, outside any log group, so every unrecovered failure is visible in 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from simpler.report import Record
-from simpler.resource_summary import render_resource_failures
-from simpler.verdicts import (
-    OUTCOME_ORDER,
+from simpler.contract import OUTCOME_ORDER, strip_ansi
+from simpler.reporting.report_file import Record
+from simpler.reporting.resource_block import render_resource_failures, tail_block
+from simpler.reporting.verdicts import (
     READER_PHASES,
     Analysis,
     Failure,
@@ -24,10 +23,6 @@ from simpler.verdicts import (
 )
 
 __all__ = ["Summary", "failure_details", "failure_headline", "select_latest_runs", "summarize"]
-
-# CSI (colours, cursor) and OSC (titles, links) sequences: the summary is plain text.
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
-_INDENT = "    "
 
 
 @dataclass
@@ -180,7 +175,7 @@ def failure_details(failure: Failure, analysis: Analysis, tail_lines: int = 80) 
         lines += _test_details(failure.verdict, analysis)
         if failure.verdict.never_rerun:
             return lines  # it never ran: there is no output to show
-        lines += _tail_lines(_text(failure.verdict.record, "tail"), tail_lines, "")
+        lines += tail_block(_text(failure.verdict.record, "tail"), tail_lines)
     if failure.child is not None:
         lines += _child_details(failure.child, tail_lines, attached=failure.kind == "test")
     return lines
@@ -229,18 +224,6 @@ def _child_details(child: Record, tail_lines: int, *, attached: bool) -> list[st
     return lines
 
 
-def _tail_lines(tail: str, limit: int, log: str) -> list[str]:
-    lines = _ANSI.sub("", tail).rstrip().splitlines()
-    if not lines or limit <= 0:
-        return []
-    shown = lines[-limit:]
-    header = "output:"
-    if len(shown) < len(lines):
-        where = f"; full output in {log}" if log else ""
-        header = f"output (last {len(shown)} of {len(lines)} lines{where}):"
-    return [header] + [f"{_INDENT}{line}" for line in shown]
-
-
 def _retried_section(recovered: list[Verdict], flaky: list[Verdict]) -> list[str]:
     lines = [f"Recovered (re-run in a fresh process): {len(recovered)}"]
     lines += [f"  {v.nodeid} (attempt {v.attempt})" for v in recovered]
@@ -287,7 +270,7 @@ def _rc_text(record: Record) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(_ANSI.sub("", text).split())
+    return " ".join(strip_ansi(text).split())
 
 
 def _text(record: Record, key: str) -> str:

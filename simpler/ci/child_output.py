@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from simpler import gha
+from simpler.ci import gha
 from simpler.devices import format_devices
 from simpler.scheduler.jobs import JobResult
 

@@ -4,16 +4,16 @@ One job: child records in, plain text out, so that a failed child is diagnosable
 last screen of the log: how it ended (rc, signal, timeout, or a crash before pytest's summary
 line), where it ran, for how long, where its full log is, and its last lines of output.
 Pure: no files, no environment. Under GitHub Actions the caller fences the block (it echoes
-child output) with ``simpler.gha.fenced``.
+child output) with ``simpler.ci.gha.fenced``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
-from simpler.report import Record
+from simpler.contract import strip_ansi
+from simpler.reporting.report_file import Record
 
 __all__ = [
     "DEFAULT_TAIL_LINES",
@@ -23,17 +23,11 @@ __all__ = [
     "failed_children",
     "latest_children",
     "render_resource_failures",
-    "strip_ansi",
+    "tail_block",
 ]
 
 DEFAULT_TAIL_LINES = 80
-# CSI (colours, cursor) and OSC (titles, links) sequences: a log's last screen is plain text.
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 _INDENT = "    "
-
-
-def strip_ansi(text: str) -> str:
-    return _ANSI.sub("", text)
 
 
 def latest_children(records: Iterable[Record]) -> list[Record]:
@@ -113,20 +107,27 @@ def _child_block(number: int, child: Record, tail_lines: int) -> list[str]:
     lines.append(f"  devices: {devices_text(child)}, duration: {_seconds(child)}")
     log = _text(child, "log")
     lines.append(f"  log: {log or '(none recorded)'}")
-    return lines + _tail_block(_text(child, "tail"), tail_lines, log)
+    tail = _text(child, "tail")
+    return lines + tail_block(tail, tail_lines, log, indent="  ", empty="(none captured)")
 
 
-def _tail_block(tail: str, limit: int, log: str) -> list[str]:
+def tail_block(
+    tail: str, limit: int, log: str = "", *, indent: str = "", empty: str | None = None
+) -> list[str]:
+    """The last ``limit`` lines of an output under an ``output:`` header that says what was cut.
+
+    ``empty``: what to say when nothing was captured (None: say nothing at all).
+    """
     lines = strip_ansi(tail).rstrip().splitlines()
-    if limit <= 0:
+    if limit <= 0 or (not lines and empty is None):
         return []
     if not lines:
-        return ["  output: (none captured)"]
+        return [f"{indent}output: {empty}"]
     shown = lines[-limit:]
-    header = "  output:"
+    header = f"{indent}output:"
     if len(shown) < len(lines):
         where = f"; full output in {log}" if log else ""
-        header = f"  output (last {len(shown)} of {len(lines)} lines{where}):"
+        header = f"{indent}output (last {len(shown)} of {len(lines)} lines{where}):"
     return [header] + [f"{_INDENT}{line}" for line in shown]
 
 

@@ -1,7 +1,7 @@
 """JUnit XML (xunit2 flavour) of a whole run: every test over all phases, and every child job.
 
 One job: report records in, one XML file out, for CI tools that read JUnit. Each test's
-outcome is its final verdict from ``simpler.verdicts``, so the XML and the summary never
+outcome is its final verdict from ``simpler.reporting.verdicts``, so the XML and the summary never
 disagree; retried tests carry their earlier attempts as ``flakyFailure`` (passed on retry)
 or ``rerunFailure`` (failed every time) elements. Resource-phase child jobs form a suite of
 their own, since a child that crashed early leaves no test record to hang its failure on.
@@ -28,22 +28,16 @@ from junitparser.xunit2 import (
     TestSuite,
 )
 
-from simpler.files import write_atomically
-from simpler.report import Record
-from simpler.resource_summary import (
+from simpler.contract import GREEN_OUTCOMES, PASSING_OUTCOMES, PHASE_ORDER, strip_ansi
+from simpler.reporting.files import write_atomically
+from simpler.reporting.report_file import Record
+from simpler.reporting.resource_block import (
     child_failed,
     describe_exit,
     devices_text,
     latest_children,
-    strip_ansi,
 )
-from simpler.verdicts import (
-    GREEN_OUTCOMES,
-    PASSING_OUTCOMES,
-    PHASE_ORDER,
-    Verdict,
-    decide_verdicts,
-)
+from simpler.reporting.verdicts import Verdict, decide_verdicts
 
 __all__ = ["CHILDREN_SUITE", "TESTS_SUITE", "JUnitUnwritable", "build_junit", "write_junit"]
 
@@ -138,7 +132,7 @@ def _final_result(verdict: Verdict) -> FinalResult | None:
         reason = _one_line(str(registration.get("reason") or record.get("message") or ""))
         message = "poison_skipped and never re-run" + (f": {reason}" if reason else "")
         return Failure(message, "poison_skipped")
-    # failed, or an outcome this version does not know: never green (see simpler.verdicts)
+    # failed, or an outcome this version does not know: never green (see simpler.reporting.verdicts)
     kind = "failed" if outcome == "failed" else f"unknown outcome {outcome!r}"
     return _with_text(Failure(_message(record) or kind, kind), _tail(record))
 

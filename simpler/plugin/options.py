@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from simpler.contract import SIM_PLATFORMS, TEST_PHASES
 from simpler.devices import parse_devices
 from simpler.env_settings import positive_int_env
-from simpler.platforms import SIM_PLATFORMS
-from simpler.report import report_path
+from simpler.reporting.report_file import report_path
 
-__all__ = ["PHASES", "PluginSettings", "add_options", "resolve_settings"]
+__all__ = ["PluginSettings", "add_options", "resolve_settings"]
 
-PHASES = ("l2", "resource", "retry")
 RETRY_ROLES = ("victim", "trigger")
 
 
@@ -50,7 +49,7 @@ def add_options(parser: pytest.Parser) -> None:
         help="never reset a poisoned worker (to see the cascade simpler prevents)",
     )
     # Set by `simpler run`: which phase this pytest process serves.
-    group.addoption("--simpler-phase", choices=PHASES, help="(set by simpler run)")
+    group.addoption("--simpler-phase", choices=TEST_PHASES, help="(set by simpler run)")
     group.addoption("--simpler-retry-role", choices=RETRY_ROLES, help="(set by simpler run)")
     group.addoption(
         "--class-lines", action="store_true", help="one line per test class instead of dots"

@@ -4,9 +4,9 @@ Cheap to import (no cppyy, no numpy). The C++ simulator (runner/simcard.cpp)
 returns the same codes; DESIGN.md's error contract is the source of both.
 """
 
-__all__ = ["LAUNCH_FAULT", "OP_TIMEOUT", "POISONED_INIT", "SIM_PLATFORMS", "UNUSABLE_RC"]
+from simpler.contract import SIM_PLATFORMS
 
-SIM_PLATFORMS = ("a5sim", "a2a3sim")
+__all__ = ["LAUNCH_FAULT", "OP_TIMEOUT", "POISONED_INIT", "SIM_PLATFORMS", "UNUSABLE_RC"]
 
 # (rc, where) per platform
 OP_TIMEOUT = {

@@ -16,18 +16,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from simpler.report import Record
-from simpler.resource_summary import (
+from simpler.ci import step_summary
+from simpler.ci.step_summary import STEP_SUMMARY_LIMIT, StepSummaryUnwritable
+from simpler.contract import strip_ansi
+from simpler.reporting.report_file import Record
+from simpler.reporting.resource_block import (
     child_failed,
     describe_exit,
     devices_text,
     latest_children,
-    strip_ansi,
 )
+from simpler.reporting.summary import Summary, failure_headline
+from simpler.reporting.verdicts import Failure, Verdict
 from simpler.scheduler.jobs import JobResult
-from simpler.step_summary import STEP_SUMMARY_LIMIT, append_within_limit
-from simpler.summary import Summary, failure_headline
-from simpler.verdicts import Failure, Verdict
 
 __all__ = [
     "ANNOTATION_CAP",
@@ -56,10 +57,6 @@ STEP_SUMMARY_CUT_NOTICE = (
     "the summary at the end of the job log and `simpler report` give all of it."
 )
 _MESSAGE_CHARS = 200  # one table cell: the first line of a message, not a traceback
-
-
-class StepSummaryUnwritable(OSError):
-    """The step summary file cannot be appended to; the message is one line naming it."""
 
 
 def is_github_actions(env: Mapping[str, str] = os.environ) -> bool:
@@ -196,12 +193,7 @@ def append_step_summary(markdown: str, path: str | os.PathLike[str] | None = Non
     """Append ``markdown`` to the step summary (``$GITHUB_STEP_SUMMARY`` unless ``path``),
     keeping the file within GitHub's 1 MiB; True when it had to be cut."""
     target = Path(path) if path is not None else _step_summary_from_env()
-    try:
-        return append_within_limit(target, markdown, STEP_SUMMARY_CUT_NOTICE)
-    except OSError as error:
-        raise StepSummaryUnwritable(
-            f"cannot append the step summary to {target}: {error.strerror or error}"
-        ) from None
+    return step_summary.append_step_summary(target, markdown, STEP_SUMMARY_CUT_NOTICE)
 
 
 def _step_summary_from_env() -> Path:

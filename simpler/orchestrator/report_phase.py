@@ -13,13 +13,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from simpler import gha, report
-from simpler.resource_summary import latest_children
-from simpler.summary import Summary, select_latest_runs, summarize
+from simpler.ci import gha
+from simpler.contract import EXIT_INFRA
+from simpler.orchestrator.context import RunContext
+from simpler.reporting import report_file as report
+from simpler.reporting.resource_block import latest_children
+from simpler.reporting.summary import Summary, select_latest_runs, summarize
 
-__all__ = ["ReportOptions", "print_report"]
-
-EXIT_INFRA = 3
+__all__ = ["ReportOptions", "print_report", "report_phase"]
 
 
 @dataclass(frozen=True)
@@ -72,11 +73,11 @@ def _print_report(
     print(text, end="" if text.endswith("\n") else "\n", flush=True)
     written = []
     if options.junit is not None:
-        from simpler.junit import write_junit
+        from simpler.reporting.junit import write_junit
 
         written.append(_write_file(write_junit, records, options.junit))
     if options.timeline is not None:
-        from simpler.timeline import render_timeline
+        from simpler.reporting.timeline import render_timeline
 
         written.append(_write_file(render_timeline, records, options.timeline))
     if gha.is_github_actions():
@@ -141,3 +142,17 @@ def _write_file(
         print(f"error: {error}", file=sys.stderr)
         return EXIT_INFRA
     return 0
+
+
+def report_phase(ctx: RunContext) -> int:
+    """The summary of this run, printed last; its exit code is the run's."""
+
+    # This phase's own end record is not written yet: do not call the run incomplete for it.
+    def this_run(record: report.Record) -> bool:
+        own = record.get("type") == "phase" and record.get("phase") == "report"
+        return record.get("run") == ctx.run_id and not own
+
+    options = ReportOptions(
+        fail_on_flaky=ctx.fail_on_flaky, tail_lines=ctx.tail_lines, junit=ctx.junit
+    )
+    return print_report([ctx.report], options, keep=this_run)

@@ -9,49 +9,50 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
-from typing import TYPE_CHECKING, Any
 
-from simpler.collection import ListingError, ResourceTest, collect_suite
-from simpler.pytest_command import without_selection
+from simpler.ci.child_output import announce
+from simpler.contract import EXIT_FAILED, EXIT_OK
+from simpler.orchestrator.collection import ListingError, ResourceTest, collect_suite
+from simpler.orchestrator.context import RunContext
+from simpler.orchestrator.pytest_args import resource_child_argv
+from simpler.orchestrator.signals import Interrupted
+from simpler.reporting.queries import quarantined_devices
+from simpler.scheduler.durations import estimator, load_durations, record_durations
+from simpler.scheduler.executor import ExecutorOptions, execute
 from simpler.scheduler.jobs import Job, JobResult
 
-if TYPE_CHECKING:
-    from simpler.phases import RunContext
+__all__ = ["resource_phase"]
 
-__all__ = ["quarantined_devices", "run_resource_phase"]
+# The fields of a finished child that its ``child`` record keeps (DESIGN.md, report file).
+CHILD_FIELDS = (
+    "label",
+    "nodeid",
+    "returncode",
+    "signal",
+    "devices",
+    "duration_s",
+    "timed_out",
+    "reached_summary",
+    "tail",
+    "log",
+)
 
 
-def quarantined_devices(records: list[dict[str, Any]]) -> set[int]:
-    """Devices whose worker could not be reset in this run (lifecycle ``give_up``)."""
-    return {
-        int(r["device"])
-        for r in records
-        if r.get("type") == "lifecycle"
-        and r.get("dest") == "skipped"
-        and r.get("device") is not None
-    }
-
-
-def run_resource_phase(ctx: RunContext) -> int:
-    from simpler.scheduler.durations import estimator, load_durations, record_durations
-    from simpler.scheduler.executor import ExecutorOptions, execute
-
+def resource_phase(ctx: RunContext) -> int:
     tests = ctx.resource_tests
     if tests is None:
         try:
             tests = collect_suite(ctx.platform, ctx.devices, ctx.pytest_args).resource
         except (ListingError, ValueError) as error:
             print(f"simpler: {error}", flush=True)
-            return 1
+            return EXIT_FAILED
     if not tests:
-        return 0
-    durations_path = ctx.report.parent / "durations.json"
+        return EXIT_OK
     already = quarantined_devices(ctx.records())
     pool = [d for d in ctx.devices if d not in already]
     jobs = [_job(ctx, t) for t in tests]
     options = ExecutorOptions(
-        estimate=estimator(load_durations(durations_path)),
+        estimate=estimator(load_durations(ctx.durations_file)),
         policy=ctx.policy,
         job_timeout_s=ctx.job_timeout_s,
         session_timeout_s=ctx.session_timeout_s,
@@ -66,19 +67,19 @@ def run_resource_phase(ctx: RunContext) -> int:
         ctx.write("quarantine", devices=sorted(already), reason="worker could not be reset in L2")
     if not pool:
         print("simpler: every device is quarantined; the Resource phase cannot run", flush=True)
-        return 1
+        return EXIT_FAILED
     execution = execute(jobs, pool, options)
-    record_durations(durations_path, [(r.label, r.duration_s) for r in execution.results if r.ok])
+    record_durations(
+        ctx.durations_file, [(r.label, r.duration_s) for r in execution.results if r.ok]
+    )
     if execution.stopped_by in ("SIGTERM", "SIGINT"):
-        from simpler.phases import Interrupted
-
         raise Interrupted(signal.Signals[execution.stopped_by])
     newly = sorted(set(execution.quarantined) - already)
     if newly:
         ctx.write(
             "quarantine", devices=newly, reason="worker could not be reset in a Resource child"
         )
-    return 0 if execution.ok else 1
+    return EXIT_OK if execution.ok else EXIT_FAILED
 
 
 def _child_env(ctx: RunContext) -> dict[str, str]:
@@ -92,38 +93,11 @@ def _child_env(ctx: RunContext) -> dict[str, str]:
 
 
 def _job(ctx: RunContext, test: ResourceTest) -> Job:
-    argv = (
-        sys.executable,
-        "-m",
-        "pytest",
-        test.nodeid,
-        "--simpler-phase",
-        "resource",
-        "--platform",
-        ctx.platform,
-        "--device",
-        "{devices}",
-        "--report",
-        str(ctx.report),
-        "-p",
-        "no:xdist",
-        *without_selection(ctx.pytest_args),
-    )
+    argv = resource_child_argv(test.nodeid, ctx.platform, str(ctx.report), ctx.pytest_args)
     return Job(test.nodeid, test.devices, argv, test.est_s, test.timeout_s, nodeid=test.nodeid)
 
 
 def _finished(ctx: RunContext, result: JobResult) -> None:
-    ctx.write(
-        "child",
-        label=result.label,
-        nodeid=result.nodeid,
-        returncode=result.returncode,
-        signal=result.signal,
-        devices=result.devices,
-        duration_s=result.duration_s,
-        timed_out=result.timed_out,
-        reached_summary=result.reached_summary,
-        tail=result.tail,
-        log=result.log,
-    )
-    ctx.announce_child(result)
+    fields = result.serialize()
+    ctx.write("child", **{name: fields[name] for name in CHILD_FIELDS})
+    announce(result)

@@ -18,9 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from simpler.files import write_atomically
-from simpler.report import Record
-from simpler.timeline_layout import (
+from simpler.reporting.files import write_atomically
+from simpler.reporting.report_file import Record
+from simpler.reporting.timeline_layout import (
     MARKER_KINDS,
     Bar,
     LaneKey,

@@ -3,8 +3,8 @@
 One job: report records in, a :class:`Timeline` out. Every time is in seconds from its own
 run's first record, so merged CI shards share one axis with each run starting at 0 (their
 wall clocks belong to different machines and say nothing about each other).
-``simpler.timeline`` turns the result into pixels with the measures here (text widths, tick
-steps). Pure: no files, no environment.
+``simpler.reporting.timeline`` turns the result into pixels with the measures here (text
+widths, tick steps). Pure: no files, no environment.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from simpler.nodeids import class_of
-from simpler.report import Record
-from simpler.resource_summary import child_failed, describe_exit, devices_text
+from simpler.reporting.nodeids import class_of
+from simpler.reporting.report_file import Record
+from simpler.reporting.resource_block import child_failed, describe_exit, devices_text
 
 __all__ = [
     "MARKER_KINDS",

@@ -9,11 +9,31 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["STEP_SUMMARY_LIMIT", "append_within_limit", "fit"]
+__all__ = [
+    "STEP_SUMMARY_LIMIT",
+    "StepSummaryUnwritable",
+    "append_step_summary",
+    "append_within_limit",
+    "fit",
+]
 
 STEP_SUMMARY_LIMIT = 1024 * 1024  # bytes, GitHub's limit for one step's summary
 _CLOSER = "</details>\n"
 _MAX_CLOSERS = 4  # our reports nest <details> one level deep: a few closers are plenty
+
+
+class StepSummaryUnwritable(OSError):
+    """The step summary file cannot be appended to; the message is one line naming it."""
+
+
+def append_step_summary(path: Path, markdown: str, notice: str) -> bool:
+    """``append_within_limit``, with a failure as one line that names the file and why."""
+    try:
+        return append_within_limit(path, markdown, notice)
+    except OSError as error:
+        raise StepSummaryUnwritable(
+            f"cannot append the step summary to {path}: {error.strerror or error}"
+        ) from None
 
 
 def append_within_limit(path: Path, markdown: str, notice: str) -> bool:

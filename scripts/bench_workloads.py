@@ -1,6 +1,6 @@
 """Synthetic mixed workloads for the scheduler benchmark, and the makespan ratios on them.
 
-``python -m simpler.scheduler.workloads`` prints the figures that ``nox -s bench``
+``python scripts/bench_workloads.py`` prints the figures that ``nox -s bench``
 checks: the default policy's makespan against the lower bound and against FIFO.
 """
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from simpler.collection import ResourceTest, SuiteListing
+from simpler.orchestrator.collection import ResourceTest, SuiteListing
 
 __all__ = ["DEFAULT_TEST_S", "Shard", "ShardSpec", "parse_shard", "split_suite"]
 

@@ -13,12 +13,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.devices import format_devices, parse_devices
 from simpler.scheduler.jobs import Job
 
 __all__ = ["load_jobs", "run_schedule"]
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 class JobsFileError(ValueError):
@@ -114,7 +113,7 @@ def _dry_run(jobs: list[Job], devices: list[int], args: argparse.Namespace, esti
 
 
 def _real_run(jobs: list[Job], devices: list[int], args: argparse.Namespace, estimate: Any) -> int:
-    from simpler.resource_summary import render_resource_failures
+    from simpler.reporting.resource_block import render_resource_failures
     from simpler.scheduler.executor import ExecutorOptions, execute
 
     def announce(result: Any) -> None:

@@ -1,7 +1,7 @@
 """Final verdicts from report records: what each test ended as, and what still fails.
 
-Pure computation over the records of ``simpler.report``; nothing here renders text.
-``simpler.summary`` turns an :class:`Analysis` into the summary a user reads.
+Pure computation over the records of ``simpler.reporting.report_file``; nothing here renders text.
+``simpler.reporting.summary`` turns an :class:`Analysis` into the summary a user reads.
 """
 
 from __future__ import annotations
@@ -10,13 +10,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from simpler.report import Record
+from simpler.contract import GREEN_OUTCOMES, PASSING_OUTCOMES, PHASE_ORDER
+from simpler.reporting.report_file import Record
 
 __all__ = [
-    "GREEN_OUTCOMES",
-    "OUTCOME_ORDER",
-    "PASSING_OUTCOMES",
-    "PHASE_ORDER",
     "Analysis",
     "Failure",
     "PhaseAccount",
@@ -26,12 +23,6 @@ __all__ = [
     "select_latest_runs",
 ]
 
-PHASE_ORDER = ("l2", "resource", "retry", "report")
-OUTCOME_ORDER = ("passed", "failed", "error", "skipped", "poison_skipped", "recovered", "flaky")
-PASSING_OUTCOMES = frozenset({"passed", "recovered", "flaky"})
-# Anything outside this set (including an outcome this version does not know) is a failure:
-# a verdict nobody can read must not pass for green.
-GREEN_OUTCOMES = PASSING_OUTCOMES | {"skipped"}
 # Phases that only read the report: one left unfinished or failed cannot hide a test.
 READER_PHASES = frozenset({"report"})
 

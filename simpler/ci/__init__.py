@@ -1,0 +1,1 @@
+"""Output for CI systems: GitHub Actions groups, fences, annotations and the step summary."""

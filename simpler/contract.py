@@ -1,0 +1,48 @@
+"""Names that several parts share: phases, exit codes, outcomes, platforms, the ANSI pattern.
+
+Pure data, importable from anywhere (the noxfile reads it too): nothing here imports
+another module of the project.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_INFRA",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "GREEN_OUTCOMES",
+    "OUTCOME_ORDER",
+    "PASSING_OUTCOMES",
+    "PHASE_ORDER",
+    "SIM_PLATFORMS",
+    "TEST_PHASES",
+    "strip_ansi",
+]
+
+# The phases of a run, in the order they run and their records are ranked.
+PHASE_ORDER = ("l2", "resource", "retry", "report")
+# The phases that run tests in a pytest process (the report phase only reads).
+TEST_PHASES = PHASE_ORDER[:-1]
+
+# simpler's exit codes (DESIGN.md, Exit codes).
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
+
+# A test record's outcome, in the order the summary lists them.
+OUTCOME_ORDER = ("passed", "failed", "error", "skipped", "poison_skipped", "recovered", "flaky")
+PASSING_OUTCOMES = frozenset({"passed", "recovered", "flaky"})
+# Anything outside this set (an outcome this version does not know included) is a failure:
+# a verdict nobody can read must not pass for green.
+GREEN_OUTCOMES = PASSING_OUTCOMES | {"skipped"}
+
+# The platforms the embedded simulated card implements.
+SIM_PLATFORMS = ("a5sim", "a2a3sim")
+
+# CSI sequences (colours, cursor moves) and OSC sequences (titles, links) a test may print.
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)

@@ -1,0 +1,55 @@
+"""What every phase of one run shares: its settings, its id, and its view of the report file."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from simpler.reporting import report_file
+
+if TYPE_CHECKING:
+    from simpler.orchestrator.collection import ResourceTest
+
+__all__ = ["RunContext"]
+
+
+@dataclass
+class RunContext:
+    platform: str
+    devices: list[int]
+    report: Path
+    run_id: str
+    pytest_args: list[str] = field(default_factory=list)
+    fail_on_flaky: bool = False
+    max_parallel: int | None = None
+    recovery: bool = True
+    tail_lines: int = 80
+    policy: str = "backfill"
+    job_timeout_s: float | None = None
+    session_timeout_s: float | None = None
+    exit_first: bool = False
+    junit: Path | None = None
+    resource_tests: list[ResourceTest] | None = None  # collected up front by the CLI
+    l2_files: list[str] | None = None  # this shard's L2 files; None: the user's selection
+    shard: str | None = None
+    current_phase: str = ""
+
+    @property
+    def durations_file(self) -> Path:
+        """Learned durations live beside the report file they were measured from."""
+        return self.report.parent / "durations.json"
+
+    def records(self) -> list[report_file.Record]:
+        """This run's records so far (an unreadable file reads as none)."""
+        try:
+            contents = report_file.read_contents(self.report)
+        except report_file.ReportUnreadable:
+            return []
+        return [r for r in contents.records if r.get("run") == self.run_id]
+
+    def write(self, record_type: str, **fields: object) -> None:
+        record = report_file.make_record(record_type, **fields)
+        record["run"] = self.run_id
+        record["phase"] = record.get("phase") or self.current_phase
+        report_file.append(self.report, record)

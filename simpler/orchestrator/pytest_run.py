@@ -1,0 +1,55 @@
+"""Start one pytest process of a phase in the foreground and read its exit as the phase's."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from simpler.contract import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from simpler.orchestrator.context import RunContext
+from simpler.orchestrator.pytest_args import (
+    PYTEST_NO_TESTS,
+    PYTEST_USAGE_ERROR,
+    PytestCall,
+    pytest_call,
+)
+from simpler.scheduler.process import ChildProcess
+
+__all__ = ["phase_call", "phase_exit", "run_pytest"]
+
+
+def phase_call(
+    ctx: RunContext,
+    phase: str,
+    devices: list[int],
+    *,
+    attempt: int,
+    extra: list[str],
+    user_args: list[str],
+) -> PytestCall:
+    return pytest_call(
+        phase=phase,
+        platform=ctx.platform,
+        devices=devices,
+        report=str(ctx.report),
+        run_id=ctx.run_id,
+        attempt=attempt,
+        extra=extra,
+        user_args=user_args,
+    )
+
+
+def run_pytest(call: PytestCall) -> int:
+    """pytest's own exit code; its output goes straight to ours."""
+    sys.stdout.flush()
+    child = ChildProcess(call.argv, env={**os.environ, **call.env}, capture=False)
+    return child.wait()
+
+
+def phase_exit(pytest_rc: int) -> int:
+    """pytest's exit code as a phase's: no tests selected is not a failure of the phase."""
+    if pytest_rc in (0, PYTEST_NO_TESTS):
+        return EXIT_OK
+    if pytest_rc == PYTEST_USAGE_ERROR:
+        return EXIT_USAGE
+    return EXIT_FAILED

@@ -1,0 +1,28 @@
+"""What the plugin keeps per pytest session and per test, and how it writes a record."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from simpler.plugin.class_progress import ClassProgress
+from simpler.plugin.options import PluginSettings
+from simpler.plugin.test_records import TestTrace
+from simpler.plugin.worker_pool import WorkerPool
+from simpler.reporting import report_file
+
+__all__ = ["POOL", "PROGRESS", "SETTINGS", "TRACE", "write_record"]
+
+SETTINGS = pytest.StashKey[PluginSettings]()
+POOL = pytest.StashKey[WorkerPool]()
+PROGRESS = pytest.StashKey[ClassProgress]()
+TRACE = pytest.StashKey[TestTrace]()
+
+
+def write_record(settings: PluginSettings, fields: dict[str, Any]) -> None:
+    """Append one record, when this run keeps a report (outside simpler, plain pytest: none)."""
+    if settings.report is not None:
+        record = report_file.make_record(fields.pop("type"), **fields)
+        record["phase"] = record["phase"] or (settings.phase or "")
+        report_file.append(settings.report, record)
