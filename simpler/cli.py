@@ -75,6 +75,15 @@ def _build_parser() -> OneLineParser:
     )
     run.add_argument("--junit", type=Path, help="write JUnit XML of every test and child here")
     run.add_argument("--shard", metavar="I/N", help="run only the I-th of N balanced shards")
+    identity = run.add_mutually_exclusive_group()
+    identity.add_argument(
+        "--run-id",
+        help="the run these phases belong to (default: $SIMPLER_RUN_ID; the l2 phase or "
+        "--new-run starts a new run, other phases continue the report file's latest)",
+    )
+    identity.add_argument(
+        "--new-run", action="store_true", help="start a new run even without the l2 phase"
+    )
     run.add_argument(
         "--shard-durations",
         type=Path,
@@ -136,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
         # Locks, logs, the report: the machine failed us, not the user.
         print(f"error: {error}", file=sys.stderr)
         return EXIT_INFRA
+    except Exception as error:  # a bug in simpler: one line, exit 3, never a traceback
+        print(f"error: simpler failed: {type(error).__name__}: {error}", file=sys.stderr)
+        return EXIT_INFRA
 
 
 def _schedule(args: argparse.Namespace) -> int:
@@ -158,7 +170,7 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
     from simpler.orchestrator.context import RunContext
     from simpler.orchestrator.pytest_args import requested_xdist_workers
     from simpler.orchestrator.run import run_phases
-    from simpler.orchestrator.run_identity import run_id_for
+    from simpler.orchestrator.run_identity import check_run_id, run_id_for
 
     if args.platform not in SIM_PLATFORMS:
         raise UsageError(
@@ -168,6 +180,11 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
         devices = parse_devices(args.device)
     except ValueError as error:
         raise UsageError(f"simpler run: {error}") from None
+    for source, named in (("--run-id", args.run_id), ("SIMPLER_RUN_ID", _env_run_id())):
+        if named is not None and not check_run_id(named):
+            raise UsageError(
+                f"simpler run: {source} {named!r} is not a run id (letters, digits, . _ : + -)"
+            )
     phases = [p.strip() for p in args.phases.split(",") if p.strip()]
     unknown = [p for p in phases if p not in PHASE_ORDER]
     if unknown or not phases:
@@ -199,7 +216,7 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
         platform=args.platform,
         devices=devices,
         report=path,
-        run_id=run_id_for(path, starts_run="l2" in phases or "resource" in phases),
+        run_id=run_id_for(path, explicit=args.run_id, starts_run="l2" in phases or args.new_run),
         pytest_args=pytest_args,
         fail_on_flaky=args.fail_on_flaky,
         max_parallel=args.max_parallel,
@@ -215,6 +232,10 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
         shard=str(shard) if shard else None,
     )
     return run_phases(ctx, phases)
+
+
+def _env_run_id() -> str | None:
+    return os.environ.get("SIMPLER_RUN_ID") or None
 
 
 def _check_faults(pytest_args: list[str]) -> None:

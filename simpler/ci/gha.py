@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import re
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ __all__ = [
     "append_step_summary",
     "child_group",
     "child_status",
+    "commands_stopped_while_streaming",
     "error_annotations",
     "escape_data",
     "escape_property",
@@ -99,6 +101,24 @@ def fenced(text: str, token: str) -> str:
         raise ValueError("output to fence already contains the stop-commands end marker")
     body = text if not text or text.endswith("\n") else text + "\n"
     return f"::stop-commands::{token}\n{body}::{token}::\n"
+
+
+@contextmanager
+def commands_stopped_while_streaming() -> Iterator[None]:
+    """Under GitHub Actions, fence whatever a foreground child prints to our stdout meanwhile.
+
+    Elsewhere it prints nothing. The end marker starts a line of its own even when the
+    child's last line was cut short, or the fence would never close.
+    """
+    if not is_github_actions():
+        yield
+        return
+    token = new_stop_token()
+    print(f"::stop-commands::{token}", flush=True)
+    try:
+        yield
+    finally:
+        print(f"\n::{token}::", flush=True)
 
 
 # --- groups of child output --------------------------------------------------------------

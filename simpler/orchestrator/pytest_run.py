@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
+from simpler.ci import gha
 from simpler.contract import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.pytest_args import (
@@ -42,8 +43,9 @@ def phase_call(
 def run_pytest(call: PytestCall) -> int:
     """pytest's own exit code; its output goes straight to ours."""
     sys.stdout.flush()
-    child = ChildProcess(call.argv, env={**os.environ, **call.env}, capture=False)
-    return child.wait()
+    with gha.commands_stopped_while_streaming():
+        child = ChildProcess(call.argv, env={**os.environ, **call.env}, capture=False)
+        return child.wait()
 
 
 def phase_exit(pytest_rc: int) -> int:

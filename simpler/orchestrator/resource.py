@@ -49,7 +49,6 @@ def resource_phase(ctx: RunContext) -> int:
     if not tests:
         return EXIT_OK
     already = quarantined_devices(ctx.records())
-    pool = [d for d in ctx.devices if d not in already]
     jobs = [_job(ctx, t) for t in tests]
     options = ExecutorOptions(
         estimate=estimator(load_durations(ctx.durations_file)),
@@ -62,13 +61,11 @@ def resource_phase(ctx: RunContext) -> int:
         env={**os.environ, **_child_env(ctx)},
         on_finish=lambda result: _finished(ctx, result),
         quarantine=lambda result: sorted(quarantined_devices(ctx.records()) & set(result.devices)),
+        quarantined_at_start=sorted(already),
     )
     if already:
         ctx.write("quarantine", devices=sorted(already), reason="worker could not be reset in L2")
-    if not pool:
-        print("simpler: every device is quarantined; the Resource phase cannot run", flush=True)
-        return EXIT_FAILED
-    execution = execute(jobs, pool, options)
+    execution = execute(jobs, ctx.devices, options)
     record_durations(
         ctx.durations_file, [(r.label, r.duration_s) for r in execution.results if r.ok]
     )
@@ -99,5 +96,9 @@ def _job(ctx: RunContext, test: ResourceTest) -> Job:
 
 def _finished(ctx: RunContext, result: JobResult) -> None:
     fields = result.serialize()
-    ctx.write("child", **{name: fields[name] for name in CHILD_FIELDS})
+    ctx.write(
+        "child",
+        **{name: fields[name] for name in CHILD_FIELDS},
+        not_run=result.extra.get("not_run"),
+    )
     announce(result)

@@ -1,4 +1,10 @@
-"""The retry phase: fresh processes for the poison-skipped tests and each test that poisoned."""
+"""The retry phase: fresh processes for the poison-skipped tests and each test that poisoned.
+
+The victims run together in a fresh process; when a fault inside it poisons that process's
+worker beyond reset, the victims still queued behind the fault are registered again and
+get another fresh process, so a second fault costs only the test that caused it. Each
+trigger gets bounded extra attempts, each in a process of its own.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +15,11 @@ from simpler.orchestrator.pytest_run import phase_call, phase_exit, run_pytest
 from simpler.reporting.queries import poison_skipped, poison_triggers, quarantined_devices
 from simpler.scheduler.locks import hold_devices
 
-__all__ = ["RETRY_ATTEMPTS", "retry_phase"]
+__all__ = ["RETRY_ATTEMPTS", "VICTIM_PROCESSES", "retry_phase"]
 
 RETRY_ATTEMPTS = (2, 3)  # the triggering test's extra attempts, each on a clean card
+VICTIM_ATTEMPT = 2  # a victim's first real run is its second attempt
+VICTIM_PROCESSES = 4  # fresh processes the victims may take, each after another fault
 
 
 def retry_phase(ctx: RunContext) -> int:
@@ -26,11 +34,26 @@ def retry_phase(ctx: RunContext) -> int:
         return worst
     with hold_devices(clean[:1]):
         if victims:
-            extra = ["--simpler-retry-role", "victim", *victims]
-            call = phase_call(ctx, "retry", clean[:1], attempt=2, extra=extra, user_args=flags)
-            worst = max(worst, phase_exit(run_pytest(call)))
+            worst = max(worst, _retry_victims(ctx, victims, flags, clean[:1]))
         for nodeid in triggers:
             worst = max(worst, _retry_trigger(ctx, nodeid, flags, clean[:1]))
+    return worst
+
+
+def _retry_victims(ctx: RunContext, victims: list[str], flags: list[str], device: list[int]) -> int:
+    """Fresh processes until every victim has run, a process makes no progress, or the bound."""
+    pending, worst = victims, EXIT_OK
+    for _ in range(VICTIM_PROCESSES):
+        seen = len(ctx.records())
+        extra = ["--simpler-retry-role", "victim", *pending]
+        call = phase_call(
+            ctx, "retry", device, attempt=VICTIM_ATTEMPT, extra=extra, user_args=flags
+        )
+        worst = max(worst, phase_exit(run_pytest(call)))
+        queued_again = [n for n in poison_skipped(ctx.records()[seen:]) if n in pending]
+        if not queued_again or len(queued_again) == len(pending):
+            break  # all ran, or none could: another process would change nothing
+        pending = queued_again
     return worst
 
 

@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
-from simpler.contract import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from simpler.contract import EXIT_FAILED, EXIT_INFRA, EXIT_OK, EXIT_USAGE
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.l2 import l2_phase
 from simpler.orchestrator.report_phase import report_phase
@@ -33,37 +33,45 @@ PHASES: dict[str, Callable[[RunContext], int]] = {
 
 
 def run_phases(ctx: RunContext, phases: list[str]) -> int:
-    """Run ``phases`` in order; the report's exit code when it ran, else the worst phase's."""
+    """Run ``phases`` in order; the report's exit code when it ran, else the worst phase's.
+
+    A usage error (the same in every later phase) or an interruption skips the test phases
+    left, never the report; an infrastructure failure (exit 3) outranks the report's verdict.
+    """
     results: dict[str, int] = {}
     interrupted: Interrupted | None = None
     with signals_raise_interrupted():
         for name in phases:
-            if interrupted is not None and name != "report":
+            stop_testing = interrupted is not None or EXIT_USAGE in results.values()
+            if stop_testing and name != "report":
                 continue
             try:
                 results[name] = _bracketed(ctx, name, PHASES[name])
             except Interrupted as stop:
                 interrupted = stop
                 results[name] = EXIT_FAILED
-            if results[name] == EXIT_USAGE:
-                return EXIT_USAGE  # a usage error is the same in every later phase
     if interrupted is not None:
         print(f"simpler: interrupted by {interrupted}; children stopped", file=sys.stderr)
         return max(results.get("report", EXIT_FAILED), EXIT_FAILED)
-    if "report" in results:
-        return results["report"]
-    return max(results.values(), default=EXIT_OK)
+    worst = max(results.values(), default=EXIT_OK)
+    if worst in (EXIT_USAGE, EXIT_INFRA):
+        return worst
+    return results.get("report", worst)
 
 
 def _bracketed(ctx: RunContext, name: str, phase: Callable[[RunContext], int]) -> int:
     ctx.current_phase = name
     ctx.write("phase", event="start", shard=ctx.shard)
     started = time.monotonic()
-    returncode, interrupted = EXIT_FAILED, None
+    returncode, interrupted, crash = EXIT_FAILED, None, None
     try:
         returncode = phase(ctx)
     except Interrupted as stop:
         interrupted = stop
+    except Exception as error:  # a bug or a broken machine: one line, and the run goes on
+        crash = f"{type(error).__name__}: {error}"
+        print(f"simpler: phase {name} failed inside simpler: {crash}", file=sys.stderr)
+        returncode = EXIT_INFRA
     counts = Counter(
         r["outcome"] for r in ctx.records() if r.get("type") == "test" and r.get("phase") == name
     )
@@ -74,6 +82,7 @@ def _bracketed(ctx: RunContext, name: str, phase: Callable[[RunContext], int]) -
         returncode=returncode,
         duration_s=round(time.monotonic() - started, 3),
         interrupted=str(interrupted) if interrupted else None,
+        error=crash,
     )
     if interrupted is not None:
         raise interrupted

@@ -3,23 +3,35 @@
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import time
 from pathlib import Path
 
 from simpler.reporting import report_file
 
-__all__ = ["new_run_id", "run_id_for"]
+__all__ = ["check_run_id", "new_run_id", "run_id_for"]
+
+# A run id travels through env vars, file names in CI and the summary: keep it plain.
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,127}")
+
+
+def check_run_id(text: str) -> bool:
+    return _RUN_ID.fullmatch(text) is not None
 
 
 def new_run_id() -> str:
     return time.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
 
 
-def run_id_for(path: Path, *, starts_run: bool) -> str:
-    """A new id for a run that starts with a test phase; otherwise continue the file's latest."""
-    if os.environ.get("SIMPLER_RUN_ID"):
-        return os.environ["SIMPLER_RUN_ID"]
+def run_id_for(path: Path, *, explicit: str | None = None, starts_run: bool) -> str:
+    """``--run-id``, else ``$SIMPLER_RUN_ID``; else a new id when this invocation starts a run
+    (the l2 phase or ``--new-run``), else the latest run of the report file, so that
+    ``--phases l2``, ``--phases resource``, ``--phases retry`` and ``simpler report`` in
+    separate sessions make one run and one verdict."""
+    named = explicit or os.environ.get("SIMPLER_RUN_ID")
+    if named:
+        return named
     if not starts_run:
         try:
             runs = [r["run"] for r in report_file.read(path) if r.get("run")]

@@ -38,9 +38,11 @@ def worker(request: pytest.FixtureRequest) -> Iterator[PooledWorker]:
 def _refuse_unrunnable(
     pooled: PooledWorker, nodeid: str, settings: PluginSettings, trace: TestTrace
 ) -> None:
-    if settings.phase == "retry":
-        # The fresh process was the last chance: this is a failure, not another skip.
+    if settings.phase == "retry" and settings.retry_role != "victim":
+        # A trigger's own fresh process was its last chance: a failure, not another skip.
         pytest.fail(f"no usable device in a fresh process: {pooled.skip_reason}", pytrace=False)
+    # A victim queued behind a second fault is registered again: the retry phase gives it
+    # another fresh process instead of a verdict it never earned.
     trace.poison_skip_reason = pooled.skip_reason
     write_record(
         settings,

@@ -62,6 +62,8 @@ def describe_exit(child: Record) -> str:
     """
     signal = _text(child, "signal")
     returncode = child.get("returncode")
+    if child.get("not_run"):
+        return _text(child, "not_run")  # it never started: there is no exit to describe
     if child.get("timed_out"):
         ending = f"timed out after {_seconds(child)}"
         if signal:

@@ -150,6 +150,8 @@ def _failures_section(failures: list[Failure], analysis: Analysis, tail_lines: i
 
 def failure_headline(failure: Failure) -> str:
     """One line naming the failure and why, fit for an annotation title."""
+    if failure.kind == "phase" and failure.phase is not None and failure.phase.errors:
+        return f"phase {failure.phase.name} failed inside simpler: {failure.phase.errors[0]}"
     if failure.kind == "phase" and failure.phase is not None:
         return (
             f"phase {failure.phase.name} ended with returncode {failure.phase.returncode} "

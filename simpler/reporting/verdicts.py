@@ -55,6 +55,7 @@ class PhaseAccount:
     unfinished_runs: tuple[str, ...]  # runs in which this phase started and never ended
     returncode: int | None  # the worst end returncode; None when it never ended
     duration_s: float
+    errors: tuple[str, ...] = ()  # what broke inside simpler while the phase ran
 
     @property
     def incomplete(self) -> bool:
@@ -216,6 +217,7 @@ def _account_phase(name: str, records: list[Record], verdicts: dict[str, Verdict
         unfinished_runs=() if name in READER_PHASES else _unfinished_runs(records),
         returncode=max(returncodes, key=abs) if returncodes else None,
         duration_s=sum(_float(end, "duration_s") for end in ends),
+        errors=tuple(_text(end, "error") for end in ends if end.get("error")),
     )
 
 
@@ -272,6 +274,8 @@ def _unexplained_failure(phase: PhaseAccount) -> bool:
     # ran nothing it could report, and a red phase with no red test must still be red.
     # 1 with no failing test means the failing test's record was lost; 5 is "no tests
     # collected", an empty selection rather than a failure.
+    if phase.errors:
+        return True
     if phase.name in READER_PHASES or phase.returncode in (None, 0, 5):
         return False
     return not any(

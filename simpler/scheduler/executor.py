@@ -45,6 +45,8 @@ class ExecutorOptions:
     on_finish: Callable[[JobResult], None] | None = None
     # After each result: the devices that must not take another job (their worker is beyond reset).
     quarantine: Callable[[JobResult], list[int]] | None = None
+    # Devices of the pool already beyond reset when the phase starts: they take no job.
+    quarantined_at_start: Sequence[int] = ()
 
 
 @dataclass
@@ -87,8 +89,8 @@ class _Loop:
         self.options = options
         self.waiting = order_jobs(jobs, options.policy, options.estimate)
         self.pool = list(devices)
-        self.free = set(devices)
-        self.quarantined: set[int] = set()
+        self.quarantined: set[int] = set(options.quarantined_at_start) & set(devices)
+        self.free = set(devices) - self.quarantined
         self.active: list[_Active] = []
         self.results: list[JobResult] = []
         self.stopped_by: str | None = None
