@@ -42,6 +42,7 @@ VICTIMS = [
 RESOURCE_TESTS = [
     f"{RESOURCE_FILE}::test_child_on_its_device",
     f"{RESOURCE_FILE}::test_child_fault",
+    f"{RESOURCE_FILE}::test_two_cards",
 ]
 ALL_TESTS = [TRIGGER, *VICTIMS, *RESOURCE_TESTS]
 GREEN = {"passed", "recovered", "flaky", "skipped"}
@@ -54,9 +55,14 @@ class Scenario:
     faults: tuple[str, ...] = ()  # --sim-fault values
     child: str = ""  # CHAOS_CHILD for the Resource suite
     run_args: tuple[str, ...] = ()
+    pytest_args: tuple[str, ...] = ()  # after --, besides the suite and the faults
+    env: tuple[tuple[str, str], ...] = ()
     expected_rc: int = 0
     victims_green: bool = True
     signal: signal.Signals | None = None  # sent to the orchestrator mid-run
+    split: bool = False  # each phase a `simpler run` of its own, then `simpler report`
+    absent: tuple[str, ...] = ()  # node ids the scenario deselects: they must have no verdict
+    faulting: tuple[str, ...] = ()  # victims that fault themselves: red is their own verdict
 
 
 SCENARIOS = [
@@ -73,6 +79,29 @@ SCENARIOS = [
     ),
     Scenario("SIGTERM to orchestrator", child="slow", expected_rc=1, signal=signal.SIGTERM),
     Scenario("SIGKILL to orchestrator", child="slow", expected_rc=1, signal=signal.SIGKILL),
+    # The phases as separate CI sessions: the same verdicts and exit code as one run.
+    Scenario("split sessions", faults=("hang@TestTrigger",), expected_rc=1, split=True),
+    # L2 quarantines a card: the two-card Resource test fails with a reason, nothing crashes.
+    Scenario(
+        "quarantine, two-card job",
+        faults=("hang@TestTrigger#1", "force_reset_fail"),
+        env=(("CHAOS_TWO_CARDS", "1"),),
+        expected_rc=1,
+    ),
+    # A victim faults again inside the retry: only it fails, the ones behind it recover.
+    Scenario(
+        "second fault in retry",
+        faults=("hang@TestTrigger#1", "hang@TestVictimA#2", "force_reset_fail"),
+        expected_rc=1,
+        faulting=(VICTIMS[0],),
+    ),
+    # Flags users type, forwarded to every kind of process.
+    Scenario(
+        "flags: --deselect, -k",
+        faults=("hang@TestTrigger#1", "force_reset_fail"),
+        pytest_args=("--deselect", f"{L2_FILE}::TestVictimC::test_noop", "-k", "not nothing"),
+        absent=(f"{L2_FILE}::TestVictimC::test_noop",),
+    ),
 ]
 
 
@@ -98,6 +127,7 @@ def run_once(scenario: Scenario, platform: str, workdir: Path) -> Outcome:
         "SIMPLER_OP_TIMEOUT_MS": "150",
         "SIMPLER_LOCK_DIR": str(workdir / "locks"),
         "CHAOS_CHILD": scenario.child,
+        **dict(scenario.env),
     }
     env.pop("SIMPLER_SIM_FAULTS", None)
     argv = [
@@ -116,9 +146,12 @@ def run_once(scenario: Scenario, platform: str, workdir: Path) -> Outcome:
         *scenario.run_args,
         "--",
         SUITE,
+        *scenario.pytest_args,
     ]
     for fault in scenario.faults:
         argv += ["--sim-fault", fault]
+    if scenario.split:
+        return _split_sessions(scenario, platform, argv, env, report_file, run_id)
     orchestrator = subprocess.Popen(
         argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
@@ -142,6 +175,38 @@ def run_once(scenario: Scenario, platform: str, workdir: Path) -> Outcome:
     if not outcome.checks["exit code"]:
         outcome.notes.append(f"exit {rc}, expected {scenario.expected_rc}")
     _check_report(outcome, report_file, printed)
+    outcome.checks["no leftovers"] = _no_leftovers(run_id, outcome)
+    return outcome
+
+
+def _split_sessions(
+    scenario: Scenario,
+    platform: str,
+    argv: list[str],
+    env: dict[str, str],
+    report_file: Path,
+    run_id: str,
+) -> Outcome:
+    """Each phase in its own process, as a CI matrix runs them; the run id is the file's."""
+    env = {k: v for k, v in env.items() if k != "SIMPLER_RUN_ID"}
+    cut = argv.index("--")
+    for phase in ("l2", "resource", "retry"):
+        session = [*argv[:cut], "--phases", phase, *argv[cut:]]
+        subprocess.run(session, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    final = subprocess.run(
+        [sys.executable, "-m", "simpler", "report", "--file", str(report_file)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    outcome = Outcome(scenario, platform, report=report_file)
+    runs = {r.get("run") for r in report.read(report_file)}
+    outcome.checks["exit code"] = final.returncode == scenario.expected_rc and len(runs) == 1
+    if not outcome.checks["exit code"]:
+        outcome.notes.append(f"exit {final.returncode} over {len(runs)} run id(s)")
+    _check_report(outcome, report_file, final.stdout)
     outcome.checks["no leftovers"] = _no_leftovers(run_id, outcome)
     return outcome
 
@@ -174,18 +239,23 @@ def _check_report(outcome: Outcome, report_file: Path, printed: str) -> None:
     expected = [*ALL_TESTS[:4]] if interrupted else ALL_TESTS  # L2 ended before the signal
     # A child that died before its test's record still has its verdict: the child record.
     children = {r.get("nodeid") for r in contents.records if r.get("type") == "child"}
+    expected = [n for n in expected if n not in outcome.scenario.absent]
     missing = [n for n in expected if n not in verdicts and n not in children]
+    missing += [n for n in outcome.scenario.absent if n in verdicts]  # deselected, yet ran
     outcome.checks["no record lost"] = contents.malformed == 0 and not missing
     if missing or contents.malformed:
         outcome.notes.append(
             f"{len(missing)} verdict(s) missing, {contents.malformed} torn line(s)"
         )
+    victims = [
+        v for v in VICTIMS if v not in outcome.scenario.absent + outcome.scenario.faulting
+    ]
     if outcome.scenario.victims_green:
         cascaded = [
-            v for v in VICTIMS if verdicts.get(v) is None or verdicts[v].outcome not in GREEN
+            v for v in victims if verdicts.get(v) is None or verdicts[v].outcome not in GREEN
         ]
     else:
-        cascaded = [v for v in VICTIMS if v not in verdicts]  # own verdict, whatever it is
+        cascaded = [v for v in victims if v not in verdicts]  # own verdict, whatever it is
     outcome.checks["no cascade"] = not cascaded
     if cascaded:
         outcome.notes.append(f"cascade into {len(cascaded)} victim(s)")

@@ -27,3 +27,11 @@ def test_child_fault(devices):
         os.kill(os.getpid(), signal.SIGKILL)
     elif fault in ("hang", "slow"):
         time.sleep(600)
+
+
+@pytest.mark.device_count(2, est=1.0)
+def test_two_cards(devices):
+    # Only the quarantine scenario asks for it; elsewhere it would need both cards for nothing.
+    if os.environ.get("CHAOS_TWO_CARDS") != "1":
+        pytest.skip("only the quarantine scenario runs the two-card job")
+    assert len(devices) == 2
