@@ -40,6 +40,7 @@ def _load_contract() -> object:
 _CONTRACT = _load_contract()
 EXIT_USAGE: int = getattr(_CONTRACT, "EXIT_USAGE")  # noqa: B009 - a module loaded by path
 EXIT_INFRA: int = getattr(_CONTRACT, "EXIT_INFRA")  # noqa: B009
+EXIT_NO_TESTS: int = getattr(_CONTRACT, "EXIT_NO_TESTS")  # noqa: B009
 
 
 def _install_key() -> str:
@@ -127,7 +128,7 @@ def _simpler(session: nox.Session, *args: str) -> None:
     command = [str(ENV_BIN / "python"), "-m", "simpler", *args]
     session.log(" ".join(command))
     returncode = subprocess.run(command, env=env, check=False).returncode
-    if returncode in (EXIT_USAGE, EXIT_INFRA):
+    if returncode in (EXIT_USAGE, EXIT_INFRA, EXIT_NO_TESTS):
         raise SystemExit(returncode)  # nox would turn any failure into 1
     if returncode != 0:
         session.error(f"simpler exited {returncode}")

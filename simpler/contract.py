@@ -11,6 +11,7 @@ import re
 __all__ = [
     "EXIT_FAILED",
     "EXIT_INFRA",
+    "EXIT_NO_TESTS",
     "EXIT_OK",
     "EXIT_USAGE",
     "GREEN_OUTCOMES",
@@ -27,15 +28,28 @@ PHASE_ORDER = ("l2", "resource", "retry", "report")
 # The phases that run tests in a pytest process (the report phase only reads).
 TEST_PHASES = PHASE_ORDER[:-1]
 
-# simpler's exit codes (DESIGN.md, Exit codes).
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
+# simpler's exit codes (DESIGN.md, Exit codes). EXIT_NO_TESTS is pytest's own "no tests
+# collected": a run whose test phases selected nothing is neither green nor red.
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA, EXIT_NO_TESTS = 0, 1, 2, 3, 5
 
 # A test record's outcome, in the order the summary lists them.
-OUTCOME_ORDER = ("passed", "failed", "error", "skipped", "poison_skipped", "recovered", "flaky")
+# pytest's own outcomes where pytest has one (xfailed, xpassed: a non-strict XPASS; a strict
+# one is failed), and simpler's: poison_skipped, recovered, flaky.
+OUTCOME_ORDER = (
+    "passed",
+    "failed",
+    "error",
+    "skipped",
+    "xfailed",
+    "xpassed",
+    "poison_skipped",
+    "recovered",
+    "flaky",
+)
 PASSING_OUTCOMES = frozenset({"passed", "recovered", "flaky"})
 # Anything outside this set (an outcome this version does not know included) is a failure:
 # a verdict nobody can read must not pass for green.
-GREEN_OUTCOMES = PASSING_OUTCOMES | {"skipped"}
+GREEN_OUTCOMES = PASSING_OUTCOMES | {"skipped", "xfailed", "xpassed"}
 
 # The platforms the embedded simulated card implements.
 SIM_PLATFORMS = ("a5sim", "a2a3sim")

@@ -11,7 +11,7 @@ from simpler.reporting.nodeids import class_of
 
 __all__ = ["ClassProgress", "ProgressReporter"]
 
-VERDICT_ORDER = ("failed", "error", "passed", "skipped")
+VERDICT_ORDER = ("failed", "error", "passed", "skipped", "xfailed", "xpassed")
 
 
 @dataclass
@@ -64,7 +64,8 @@ class ClassProgress:
     def _print_class(self, name: str, tally: _ClassTally) -> None:
         self._clear_progress()
         bad = tally.outcomes["failed"] + tally.outcomes["error"]
-        verdict = "FAIL" if bad else "PASS" if tally.outcomes["passed"] else "SKIP"
+        ran = tally.outcomes["passed"] + tally.outcomes["xfailed"] + tally.outcomes["xpassed"]
+        verdict = "FAIL" if bad else "PASS" if ran else "SKIP"
         counts = ", ".join(f"{tally.outcomes[k]} {k}" for k in VERDICT_ORDER if tally.outcomes[k])
         line = f"{verdict}  {name}  ({counts}, {tally.duration:.2f}s)"
         if tally.first_failure:
@@ -107,10 +108,13 @@ class ProgressReporter:
         outcome, duration, message = self._outcomes.get(report.nodeid, ("passed", 0.0, ""))
         duration += report.duration
         if report.failed:
-            outcome = "failed" if report.when == "call" else "error"
+            # A teardown error after a call failure leaves the test failed, as pytest counts it.
+            outcome = "failed" if report.when == "call" or outcome == "failed" else "error"
             message = message or _first_line(report.longreprtext)
         elif report.skipped and outcome == "passed":
-            outcome = "skipped"
+            outcome = "xfailed" if hasattr(report, "wasxfail") else "skipped"
+        elif report.passed and report.when == "call" and hasattr(report, "wasxfail"):
+            outcome = "xpassed"
         self._outcomes[report.nodeid] = (outcome, duration, message)
         if report.when == "teardown":
             del self._outcomes[report.nodeid]

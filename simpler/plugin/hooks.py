@@ -181,15 +181,17 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         pool.shutdown()
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(wrapper=True)
 def pytest_report_teststatus(
     report: pytest.TestReport, config: pytest.Config
-) -> tuple[str, str, str] | None:
-    """With class lines on, a test prints no dot of its own."""
-    if PROGRESS not in config.stash:
-        return None
-    if report.failed:
-        return ("failed", "", "FAILED") if report.when == "call" else ("error", "", "ERROR")
-    if report.skipped:
-        return "skipped", "", "SKIPPED"
-    return ("passed", "", "PASSED") if report.when == "call" else ("", "", "")
+) -> Generator[None, tuple[str, str, str] | None, tuple[str, str, str] | None]:
+    """With class lines on, a test prints no dot of its own; every word stays pytest's.
+
+    A wrapper, not a first result: pytest's own answers (xfail, subtests, which also marks
+    a test with a failed subtest as failed) must still be given, or its -r summary breaks.
+    """
+    status = yield
+    if PROGRESS not in config.stash or not status:
+        return status
+    category, _letter, word = status
+    return category, "", word

@@ -32,7 +32,7 @@ class TestTrace:
 def build_test_record(
     nodeid: str, trace: TestTrace, *, attempt: int, retry_role: str | None
 ) -> dict[str, Any]:
-    outcome, failing = _outcome(trace)
+    outcome, telling = _outcome(trace)
     if outcome == "passed" and retry_role is not None:
         outcome = "recovered" if retry_role == "victim" else "flaky"
     error = trace.error
@@ -46,43 +46,68 @@ def build_test_record(
         "device": trace.device,
         "worker": trace.worker,
         "poisoned": trace.poisoned,
-        "message": _message(failing, trace),
-        "tail": _tail(failing) if failing is not None else "",
+        "message": _message(telling, trace),
+        "tail": _tail(telling) if outcome not in ("xfailed", "xpassed") else "",
         "rc": device_error.rc if device_error else None,
         "where": device_error.where if device_error else None,
         "duration_s": round(sum(r.duration for r in trace.reports), 6),
     }
 
 
-def _outcome(trace: TestTrace) -> tuple[str, pytest.TestReport | None]:
-    """The test's outcome and the report that decided it (None when it passed)."""
-    for report in trace.reports:
-        if report.failed:
-            return ("failed" if report.when == "call" else "error"), report
+def _outcome(trace: TestTrace) -> tuple[str, list[pytest.TestReport]]:
+    """pytest's outcome for the test, and the reports that tell why (none when it passed).
+
+    A call failure followed by a teardown error is ``failed`` (pytest counts both) and keeps
+    both reports, so neither message is lost.
+    """
+    failed = [report for report in trace.reports if report.failed]
+    if failed:
+        return ("failed" if any(r.when == "call" for r in failed) else "error"), failed
     for report in trace.reports:
         if report.skipped:
-            kind = "poison_skipped" if trace.poison_skip_reason else "skipped"
-            return kind, report
-    return "passed", None
+            if trace.poison_skip_reason:
+                return "poison_skipped", [report]
+            return ("xfailed" if hasattr(report, "wasxfail") else "skipped"), [report]
+    # A non-strict XPASS passes with the xfail reason attached; a strict one failed above.
+    unexpected = [r for r in trace.reports if r.passed and hasattr(r, "wasxfail")]
+    if unexpected:
+        return "xpassed", unexpected
+    return "passed", []
 
 
-def _message(report: pytest.TestReport | None, trace: TestTrace) -> str:
+def _message(reports: list[pytest.TestReport], trace: TestTrace) -> str:
     if trace.poison_skip_reason:
         return trace.poison_skip_reason
-    if report is None:
+    parts = [_report_message(report, trace) for report in reports]
+    if not parts:
         return ""
-    if trace.error is not None and report.when == "call":
+    # Name the stage of every part after the first: "AssertionError: x; teardown: RuntimeError".
+    later = zip(reports[1:], parts[1:], strict=True)
+    text = parts[0] + "".join(f"; {report.when}: {part}" for report, part in later)
+    return text[:MESSAGE_CHARS]
+
+
+def _report_message(report: pytest.TestReport, trace: TestTrace) -> str:
+    """One line, as pytest's short summary says it: ``RuntimeError: setup boom``."""
+    if report.failed and report.when == "call" and trace.error is not None:
         text = f"{type(trace.error).__name__}: {trace.error}"
+    elif hasattr(report, "wasxfail"):
+        word = "XFAIL" if report.skipped else "XPASS"
+        text = f"{word} {report.wasxfail}".strip()
     elif report.skipped and isinstance(report.longrepr, tuple):
         text = str(report.longrepr[2])
     else:
-        text = report.longreprtext.strip().splitlines()[-1] if report.longreprtext.strip() else ""
-    first_line = text.strip().splitlines()[0] if text.strip() else ""
-    return first_line[:MESSAGE_CHARS]
+        crash = getattr(report.longrepr, "reprcrash", None)
+        message = getattr(crash, "message", "")
+        lines = report.longreprtext.strip().splitlines()
+        text = message or (lines[-1] if lines else "")
+    return text.strip().splitlines()[0] if text.strip() else ""
 
 
-def _tail(report: pytest.TestReport) -> str:
-    parts = [report.longreprtext]
-    parts += [f"--- {title} ---\n{content}" for title, content in report.sections]
+def _tail(reports: list[pytest.TestReport]) -> str:
+    parts: list[str] = []
+    for report in reports:
+        parts.append(report.longreprtext)
+        parts += [f"--- {title} ---\n{content}" for title, content in report.sections]
     lines = "\n".join(p for p in parts if p).splitlines()[-TAIL_LINES:]
     return "\n".join(lines)[-TAIL_CHARS:]

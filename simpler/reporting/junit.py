@@ -125,6 +125,10 @@ def _final_result(verdict: Verdict) -> FinalResult | None:
         return None
     if outcome == "skipped":
         return Skipped(_message(record) or "skipped")
+    if outcome == "xfailed":  # as pytest's own junitxml writes an expected failure
+        return Skipped(_xfail_reason(_message(record)), "pytest.xfail")
+    if outcome == "xpassed":  # a non-strict XPASS passes in pytest's JUnit too
+        return None
     if outcome == "error":
         return _with_text(Error(_message(record) or "error", "error"), _tail(record))
     if outcome == "poison_skipped":  # never ran at all: a failure, as the summary counts it
@@ -135,6 +139,11 @@ def _final_result(verdict: Verdict) -> FinalResult | None:
     # failed, or an outcome this version does not know: never green (see simpler.reporting.verdicts)
     kind = "failed" if outcome == "failed" else f"unknown outcome {outcome!r}"
     return _with_text(Failure(_message(record) or kind, kind), _tail(record))
+
+
+def _xfail_reason(message: str) -> str:
+    reason = message.removeprefix("XFAIL").strip()
+    return reason.removeprefix("reason: ")
 
 
 def _interim_kinds(outcome: str) -> tuple[type[InterimResult], type[InterimResult]] | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from simpler.contract import OUTCOME_ORDER, strip_ansi
+from simpler.contract import EXIT_FAILED, EXIT_NO_TESTS, EXIT_OK, OUTCOME_ORDER, strip_ansi
 from simpler.reporting.report_file import Record
 from simpler.reporting.resource_block import render_resource_failures, tail_block
 from simpler.reporting.verdicts import (
@@ -28,7 +28,7 @@ __all__ = ["Summary", "failure_details", "failure_headline", "select_latest_runs
 @dataclass
 class Summary:
     text: str
-    exit_code: int  # 0 green; 1 unrecovered failures, incomplete run, or no tests ran
+    exit_code: int  # 0 green; 1 unrecovered failures or an incomplete run; 5 no tests ran
     verdicts: dict[str, Verdict]  # final verdict per node id
     incomplete: bool
     runs: list[str] = field(default_factory=list)
@@ -40,7 +40,9 @@ class Summary:
 
     @property
     def no_tests_ran(self) -> bool:
-        return not self.verdicts
+        """Nothing at all has a verdict, though a phase that selects tests ran."""
+        selecting = any(p.name in ("l2", "resource") for p in self.phases)
+        return not self.verdicts and (selecting or not self.phases)
 
 
 def summarize(
@@ -59,8 +61,13 @@ def summarize(
         flaky=analysis.with_outcome("flaky"),
         malformed=malformed,
     )
-    red = summary.failures or summary.incomplete or summary.no_tests_ran
-    summary.exit_code = 1 if red or (fail_on_flaky and summary.flaky) else 0
+    red = summary.failures or summary.incomplete or (fail_on_flaky and summary.flaky)
+    if red:
+        summary.exit_code = EXIT_FAILED
+    elif summary.no_tests_ran:
+        summary.exit_code = EXIT_NO_TESTS  # pytest's "no tests collected", never green
+    else:
+        summary.exit_code = EXIT_OK
     summary.text = _render(summary, analysis, fail_on_flaky, tail_lines)
     return summary
 
@@ -237,15 +244,22 @@ def _retried_section(recovered: list[Verdict], flaky: list[Verdict]) -> list[str
 
 def _verdict_line(summary: Summary, fail_on_flaky: bool) -> str:
     outcomes = [v.outcome for v in summary.verdicts.values()]
+    # An error (setup or teardown) is counted apart from a failure, as pytest counts it.
+    errors = sum(
+        1 for f in summary.failures if f.verdict is not None and f.verdict.outcome == "error"
+    )
     parts = [] if outcomes else ["no tests ran"]
     parts += [
         f"{outcomes.count('passed')} passed",
         f"{len(summary.recovered)} recovered",
         f"{len(summary.flaky)} flaky",
-        f"{len(summary.failures)} failed",
+        f"{len(summary.failures) - errors} failed",
     ]
-    if outcomes.count("skipped"):
-        parts.append(f"{outcomes.count('skipped')} skipped")
+    if errors:
+        parts.append(f"{errors} error{'s' if errors > 1 else ''}")
+    parts += [
+        f"{outcomes.count(o)} {o}" for o in ("skipped", "xfailed", "xpassed") if o in outcomes
+    ]
     reasons = [
         r
         for r, applies in (

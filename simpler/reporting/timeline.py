@@ -41,6 +41,8 @@ _LOOKS = {  # colour key: (fill, what the legend calls it)
     "recovered": ("#1565c0", "recovered"),
     "flaky": ("#f9a825", "flaky"),
     "skipped": ("#9e9e9e", "skipped"),
+    "xfailed": ("#80cbc4", "xfailed"),
+    "xpassed": ("#66bb6a", "xpassed"),
     "poison_skipped": ("#7b1fa2", "poison-skipped"),
     "failed": ("#c62828", "failed / error"),
     "child_ok": ("#2e7d32", "child job: rc 0"),
@@ -49,7 +51,7 @@ _LOOKS = {  # colour key: (fill, what the legend calls it)
     "child_killed": ("#7f0000", "child job: killed / timed out"),
 }
 OUTCOME_COLOURS = {key: fill for key, (fill, _) in _LOOKS.items()} | {"error": "#c62828"}
-_DARK_TEXT_ON = frozenset({"#f9a825", "#9e9e9e"})
+_DARK_TEXT_ON = frozenset({"#f9a825", "#9e9e9e", "#80cbc4", "#66bb6a"})
 Style = str | float
 Shape = Callable[[ET.Element, float, float], None]
 WIDTH, LANE_H, BAR_INSET, TOP, RUN_HEADER_H, AXIS_H, RIGHT = 1200, 28, 4, 44, 18, 34, 28

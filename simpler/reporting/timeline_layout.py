@@ -36,7 +36,17 @@ __all__ = [
 ]
 
 # A class shows its worst test: a class with one failure among passes must read as red.
-WORST_FIRST = ("error", "failed", "poison_skipped", "flaky", "recovered", "passed", "skipped")
+WORST_FIRST = (
+    "error",
+    "failed",
+    "poison_skipped",
+    "flaky",
+    "recovered",
+    "xpassed",
+    "passed",
+    "xfailed",
+    "skipped",
+)
 MARKER_KINDS = {
     "poisoned": "poisoned",
     "force_reset": "force reset",

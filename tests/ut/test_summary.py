@@ -194,7 +194,7 @@ def test_retry_shard_supersedes_l2_shard_whichever_file_comes_first() -> None:
 def test_nothing_ran_is_never_green() -> None:
     for records in ([], phase_span("l2")):
         summary = summarize(records)
-        assert summary.exit_code == 1
+        assert summary.exit_code == 5  # pytest's own "no tests collected"
         assert "no tests ran" in summary.text
         assert last_line(summary).startswith("simpler: no tests ran")
 
