@@ -13,6 +13,7 @@ import random
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Callable
@@ -483,6 +484,70 @@ def capacity_report(repeats: int) -> list[Figure]:
     ]
 
 
+# A real suite of a few thousand small tests that use no device: transitions' own tests,
+# from its pinned sdist (its test dependencies are in simpler's test extra). Its ini adds -x;
+# the user's own flags here drop it, so that every test runs on both sides.
+NO_DEVICE_SUITE = ("transitions", "0.9.3")
+NO_DEVICE_FLAGS = ("tests", "-q", "-o", "addopts=", "-p", "no:cacheprovider")
+PIP_DOWNLOAD_SDIST = (sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary")
+PIP_DOWNLOAD_SDIST += (":all:",)
+SIMPLER_L2 = (sys.executable, "-m", "simpler", "run", "--platform", "a5sim", "--device", "0-1")
+SIMPLER_L2 += ("--phases", "l2")
+
+
+def _unpacked_sdist(name: str, version: str) -> Path:
+    cache = ROOT / ".simpler" / "bench-sdists"
+    source = cache / f"{name}-{version}"
+    if not source.is_dir():
+        cache.mkdir(parents=True, exist_ok=True)
+        pin = f"{name}=={version}"
+        subprocess.run(
+            [*PIP_DOWNLOAD_SDIST, "-d", str(cache), pin],
+            check=True,
+        )
+        with tarfile.open(cache / f"{name}-{version}.tar.gz") as sdist:
+            sdist.extractall(cache, filter="data")
+    return source
+
+
+def no_device_l2(repeats: int) -> list[Figure]:
+    """Tests that use no device, under simpler's L2 phase vs plain pytest with the same flags."""
+    from simpler.reporting.report_file import read as read_report
+
+    source = _unpacked_sdist(*NO_DEVICE_SUITE)
+    plain = [sys.executable, "-m", "pytest", *NO_DEVICE_FLAGS]
+    plain_times: list[float] = []
+    phase_times: list[float] = []
+    tests = 0
+    for _ in range(repeats):  # interleaved, so a busy neighbour favours neither side
+        started = time.perf_counter()
+        subprocess.run(plain, cwd=source, stdout=subprocess.DEVNULL, check=False)
+        plain_times.append(time.perf_counter() - started)
+        with tempfile.TemporaryDirectory(prefix="simpler-bench-") as folder:
+            report = Path(folder) / "report.jsonl"
+            subprocess.run(
+                [*SIMPLER_L2, "--report", str(report), "--", *NO_DEVICE_FLAGS],
+                cwd=source,
+                stdout=subprocess.DEVNULL,
+                check=False,
+            )
+            records = read_report(report)
+        end = next(r for r in records if r["type"] == "phase" and r["event"] == "end")
+        phase_times.append(end["duration_s"])
+        tests = sum(1 for r in records if r["type"] == "test")
+    plain_s, phase_s = statistics.median(plain_times), statistics.median(phase_times)
+    name, version = NO_DEVICE_SUITE
+    return [
+        Figure(
+            f"L2 phase, {tests} no-device tests ({name} {version})",
+            phase_s / plain_s,
+            "plain pytest with the same flags",
+            f"{phase_s:.2f}s vs {plain_s:.2f}s (medians of {repeats}; devices 0-1)",
+            1.1,
+        )
+    ]
+
+
 BENCHMARKS: dict[str, Callable[[int], list[Figure]]] = {
     "runner_load": runner_load,
     "scheduler": scheduler_makespan,
@@ -490,6 +555,7 @@ BENCHMARKS: dict[str, Callable[[int], list[Figure]]] = {
     "recovery": recovery_in_place,
     "report": report_summary,
     "capacity": capacity_report,
+    "no_device_l2": no_device_l2,
 }
 
 

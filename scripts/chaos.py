@@ -34,6 +34,7 @@ SUITE = "scripts/chaos_suite"
 L2_FILE = f"{SUITE}/test_chaos_l2.py"
 RESOURCE_FILE = f"{SUITE}/test_chaos_resource.py"
 TRIGGER = f"{L2_FILE}::TestTrigger::test_launch"
+CRASHER = f"{L2_FILE}::TestWorkerCrash::test_crash"
 VICTIMS = [
     f"{L2_FILE}::TestVictimA::test_add",
     f"{L2_FILE}::TestVictimB::test_matmul",
@@ -44,7 +45,7 @@ RESOURCE_TESTS = [
     f"{RESOURCE_FILE}::test_child_fault",
     f"{RESOURCE_FILE}::test_two_cards",
 ]
-ALL_TESTS = [TRIGGER, *VICTIMS, *RESOURCE_TESTS]
+ALL_TESTS = [TRIGGER, *VICTIMS, CRASHER, *RESOURCE_TESTS]
 GREEN = {"passed", "recovered", "flaky", "skipped"}
 CHECKS = ("no cascade", "failures named", "no record lost", "no leftovers", "exit code")
 
@@ -77,7 +78,7 @@ SCENARIOS = [
     Scenario(
         "child hung past timeout", child="hang", run_args=("--job-timeout", "3"), expected_rc=1
     ),
-    Scenario("SIGTERM to orchestrator", child="slow", expected_rc=1, signal=signal.SIGTERM),
+    Scenario("SIGTERM to orchestrator", child="slow", expected_rc=143, signal=signal.SIGTERM),
     Scenario("SIGKILL to orchestrator", child="slow", expected_rc=1, signal=signal.SIGKILL),
     # The phases as separate CI sessions: the same verdicts and exit code as one run.
     Scenario("split sessions", faults=("hang@TestTrigger",), expected_rc=1, split=True),
@@ -102,6 +103,16 @@ SCENARIOS = [
         pytest_args=("--deselect", f"{L2_FILE}::TestVictimC::test_noop", "-k", "not nothing"),
         absent=(f"{L2_FILE}::TestVictimC::test_noop",),
     ),
+    Scenario(
+        "flags: -n 2, --dist, -o, -p",
+        faults=("hang@TestTrigger#1",),
+        run_args=("-j", "2"),
+        pytest_args=("-n", "2", "--dist", "loadfile", "-o", "console_output_style=classic"),
+    ),
+    # An xdist worker dies under a test: it is named, retried fresh, and nothing else is lost.
+    Scenario("L2 worker crash", env=(("CHAOS_L2", "crash"),), run_args=("-j", "2")),
+    # A Resource child leaves a detached grandchild behind: the run reaps it.
+    Scenario("detached grandchild", child="detach"),
 ]
 
 
@@ -247,9 +258,7 @@ def _check_report(outcome: Outcome, report_file: Path, printed: str) -> None:
         outcome.notes.append(
             f"{len(missing)} verdict(s) missing, {contents.malformed} torn line(s)"
         )
-    victims = [
-        v for v in VICTIMS if v not in outcome.scenario.absent + outcome.scenario.faulting
-    ]
+    victims = [v for v in VICTIMS if v not in outcome.scenario.absent + outcome.scenario.faulting]
     if outcome.scenario.victims_green:
         cascaded = [
             v for v in victims if verdicts.get(v) is None or verdicts[v].outcome not in GREEN

@@ -19,6 +19,7 @@ from simpler.usage import OneLineParser, UsageError
 
 if TYPE_CHECKING:
     from simpler.orchestrator.collection import SuiteListing
+    from simpler.orchestrator.pytest_args import PytestArgs
     from simpler.orchestrator.sharding import ShardSpec
 
 __all__ = ["main"]
@@ -200,7 +201,7 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
     _check_env_numbers()
     shard = _shard(args.shard)
     durations = _shard_durations(args.shard_durations) if shard is not None else {}
-    listing = _listing(args.platform, devices, phases, pytest_args, shard is not None)
+    listing, parsed_args = _listing(args.platform, devices, phases, pytest_args, shard is not None)
     l2_files: list[str] | None = None
     resource_tests = listing.resource if listing is not None else None
     if shard is not None and listing is not None:
@@ -211,13 +212,14 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
             print(f"simpler run: shard {shard} has nothing to run (the suite has fewer units)")
             return 0
         l2_files, resource_tests = mine.l2_files, mine.resource
+    l2_parts = listing.l2_parts(l2_files) if listing is not None else None
     path = report.report_path(args.report).resolve()
     ctx = RunContext(
         platform=args.platform,
         devices=devices,
         report=path,
         run_id=run_id_for(path, explicit=args.run_id, starts_run="l2" in phases or args.new_run),
-        pytest_args=pytest_args,
+        pytest_args=parsed_args,
         fail_on_flaky=args.fail_on_flaky,
         max_parallel=args.max_parallel,
         recovery=not args.no_recovery,
@@ -229,6 +231,7 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
         junit=args.junit,
         resource_tests=resource_tests,
         l2_files=l2_files,
+        l2_parts=l2_parts,
         shard=str(shard) if shard else None,
     )
     return run_phases(ctx, phases)
@@ -287,24 +290,31 @@ def _shard_durations(path: Path | None) -> dict[str, float]:
 
 def _listing(
     platform: str, devices: list[int], phases: list[str], pytest_args: list[str], sharded: bool
-) -> SuiteListing | None:
-    """Collected before anything starts, so a test that can never fit is a usage error up front."""
-    if "resource" not in phases and not sharded:
-        return None
-    from simpler.orchestrator.collection import ListingError, collect_suite
+) -> tuple[SuiteListing | None, PytestArgs]:
+    """Asked of pytest before anything starts: what each pytest arg is, for every phase that
+    forwards them, and the suite when needed, so a test that can never fit is refused up front."""
+    from simpler.orchestrator.collection import inspect_suite
+    from simpler.orchestrator.pytest_args import PytestArgs
 
+    if set(phases) == {"report"}:
+        return None, PytestArgs()  # the report starts no pytest
     try:
-        listing = collect_suite(platform, devices, pytest_args)
-    except ListingError as error:
-        if sharded:
-            raise UsageError(
-                f"simpler run: {error}; a suite that cannot be collected cannot be sharded"
-            ) from None
-        # The L2 phase collects the same files and shows the error in full: the run goes red there.
-        print(f"simpler run: {error}", file=sys.stderr)
-        return None
+        # L2 needs the suite too: its tests that use no device run apart, as plain pytest.
+        wanted = "resource" in phases or "l2" in phases or sharded
+        found = inspect_suite(platform, devices, pytest_args, listing=wanted)
     except ValueError as error:
         raise UsageError(f"simpler run: {error}") from None
+    listing = found.listing
+    if found.listing_error is not None:
+        if sharded:
+            raise UsageError(
+                f"simpler run: {found.listing_error}; a suite that cannot be collected cannot be "
+                "sharded"
+            )
+        # The L2 phase collects the same files and shows the error in full: the run goes red there.
+        print(f"simpler run: {found.listing_error}", file=sys.stderr)
+    if listing is None:
+        return None, found.pytest_args
     too_big = [t for t in listing.resource if t.devices > len(devices)]
     if too_big:
         names = ", ".join(f"{t.nodeid} needs {t.devices}" for t in too_big)
@@ -312,7 +322,7 @@ def _listing(
             f"simpler run: Resource test(s) can never fit the {len(devices)} device(s) of "
             f"--device: {names}"
         )
-    return listing
+    return listing, found.pytest_args
 
 
 def _report(args: argparse.Namespace) -> int:

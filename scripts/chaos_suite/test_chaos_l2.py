@@ -1,5 +1,7 @@
 """Chaos suite, L2 part: one trigger class the faults aim at, then victims on the same worker."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -30,3 +32,12 @@ class TestVictimB:
 class TestVictimC:
     def test_noop(self, worker):
         worker.run("noop")
+
+
+class TestWorkerCrash:
+    def test_crash(self, worker):
+        # The xdist worker dies under the test (a driver segfault, an os._exit): only in the
+        # worker-crash scenario, and only on the first attempt.
+        worker.run("noop")
+        if os.environ.get("CHAOS_L2") == "crash" and os.environ.get("SIMPLER_ATTEMPT") == "1":
+            os._exit(1)

@@ -2,6 +2,7 @@
 
 import os
 import signal
+import subprocess
 import time
 
 import pytest
@@ -27,6 +28,9 @@ def test_child_fault(devices):
         os.kill(os.getpid(), signal.SIGKILL)
     elif fault in ("hang", "slow"):
         time.sleep(600)
+    elif fault == "detach":
+        # A grandchild in a session of its own, left running: the run must reap it.
+        subprocess.Popen(["sleep", "600"], start_new_session=True)
 
 
 @pytest.mark.device_count(2, est=1.0)

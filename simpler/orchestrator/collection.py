@@ -1,7 +1,10 @@
-"""Collect the suite once, up front, without running it: which tests are L2, which need devices.
+"""Ask pytest once, up front, what the user's args are and (when needed) what the suite holds.
 
-``simpler run`` needs this before anything starts: a Resource test that can never
-fit the pool is a usage error, and ``--shard`` splits the suite it collected.
+``simpler run`` needs this before anything starts. Every phase that starts pytest forwards
+the user's args by what pytest's own parser says each one is (``PytestArgs``), and the
+Resource phase and ``--shard`` need the suite collected (not run): which tests are L2,
+which need devices; a Resource test that can never fit the pool is a usage error. One
+pytest process answers both; it collects only when the listing is wanted.
 """
 
 from __future__ import annotations
@@ -13,10 +16,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simpler.orchestrator.pytest_args import PYTEST_NO_TESTS, collection_argv
+from simpler.orchestrator.pytest_args import PYTEST_NO_TESTS, PytestArgs, collection_argv
 from simpler.reporting.nodeids import file_of
 
-__all__ = ["ListingError", "ResourceTest", "SuiteListing", "collect_suite"]
+__all__ = [
+    "ListingError",
+    "ResourceTest",
+    "SuiteInspection",
+    "SuiteListing",
+    "collect_suite",
+    "inspect_suite",
+]
 
 
 class ListingError(RuntimeError):
@@ -33,8 +43,17 @@ class ResourceTest:
 
 @dataclass
 class SuiteListing:
-    l2: list[str] = field(default_factory=list)  # node ids of the pooled tests
+    l2: list[str] = field(default_factory=list)  # node ids of the tests the L2 phase runs
+    # The L2 tests that ask for no pooled device worker: they need neither a device nor xdist.
+    plain: set[str] = field(default_factory=set)
     resource: list[ResourceTest] = field(default_factory=list)
+
+    def l2_parts(self, files: list[str] | None = None) -> tuple[str, ...]:
+        """Which L2 passes have tests (of ``files`` only, when given): pooled, plain, both."""
+        tests = [n for n in self.l2 if files is None or file_of(n) in files]
+        pooled = any(n not in self.plain for n in tests)
+        plain = any(n in self.plain for n in tests)
+        return (("pooled",) if pooled else ()) + (("plain",) if plain else ())
 
     def l2_files(self) -> dict[str, list[str]]:
         files: dict[str, list[str]] = {}
@@ -43,20 +62,75 @@ class SuiteListing:
         return files
 
 
+@dataclass(frozen=True)
+class SuiteInspection:
+    """What one up-front pytest process told: the user's args and, if asked, the suite."""
+
+    pytest_args: PytestArgs
+    listing: SuiteListing | None = None
+    listing_error: str | None = None  # the suite was wanted but could not be collected
+
+
+def inspect_suite(
+    platform: str, devices: list[int], pytest_args: list[str], *, listing: bool
+) -> SuiteInspection:
+    """Ask pytest what each of ``pytest_args`` is and, when ``listing``, collect the suite.
+
+    A ValueError is a usage error: pytest refused the args, an ``-n`` asks for more
+    workers than there are devices, or a ``device_count`` marker is malformed.
+    """
+    with tempfile.TemporaryDirectory(prefix="simpler-collect-") as folder:
+        described = Path(folder) / "args.json"
+        listed = Path(folder) / "suite.json" if listing else None
+        argv = collection_argv(
+            platform, devices, str(described), str(listed) if listed else None, pytest_args
+        )
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        output = (done.stdout + done.stderr).strip().splitlines()
+        if not described.exists():
+            raise ValueError(f"pytest refused the arguments after --: {_error_line(output)}")
+        parsed = PytestArgs.read(json.loads(described.read_text()), pytest_args)
+        _check_workers(parsed, devices)
+        if listed is None:
+            return SuiteInspection(parsed)
+        if done.returncode not in (0, PYTEST_NO_TESTS) or not listed.exists():
+            error = f"collecting the suite failed: {(output or ['no output'])[-1]}"
+            return SuiteInspection(parsed, listing_error=error)
+        entries = json.loads(listed.read_text())
+    return SuiteInspection(parsed, _suite(entries))
+
+
 def collect_suite(platform: str, devices: list[int], pytest_args: list[str]) -> SuiteListing:
     """Run pytest's collection (not the tests) and read what the plugin listed."""
-    with tempfile.TemporaryDirectory(prefix="simpler-collect-") as folder:
-        listing = Path(folder) / "suite.json"
-        argv = collection_argv(platform, devices, str(listing), pytest_args)
-        done = subprocess.run(argv, capture_output=True, text=True, check=False)
-        if done.returncode not in (0, PYTEST_NO_TESTS) or not listing.exists():
-            last = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["no output"]
-            raise ListingError(f"collecting the suite failed: {last[0]}")
-        entries = json.loads(listing.read_text())
+    found = inspect_suite(platform, devices, pytest_args, listing=True)
+    if found.listing is None:
+        raise ListingError(found.listing_error or "collecting the suite failed")
+    return found.listing
+
+
+def _error_line(output: list[str]) -> str:
+    """pytest's own words for what it refused (its usage error), else its last line."""
+    errors = [line for line in output if "error" in line.lower()]
+    return (errors or output or ["no output"])[-1].strip()
+
+
+def _check_workers(parsed: PytestArgs, devices: list[int]) -> None:
+    """The CLI read ``-n`` by its text before anything started; pytest's parser decides."""
+    wanted = parsed.numprocesses
+    if wanted is not None and wanted.isdigit() and int(wanted) > len(devices):
+        raise ValueError(
+            f"{wanted} parallel workers asked for (-n), but --device names {len(devices)} "
+            "device(s); a device is never shared"
+        )
+
+
+def _suite(entries: list[dict[str, Any]]) -> SuiteListing:
     suite = SuiteListing()
     for entry in entries:
         if entry["devices"] is None:
             suite.l2.append(entry["nodeid"])
+            if entry.get("pooled") is False:
+                suite.plain.add(entry["nodeid"])
         else:
             suite.resource.append(_resource_test(entry))
     return suite

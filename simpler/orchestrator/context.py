@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from simpler.orchestrator.pytest_args import PytestArgs
 from simpler.reporting import report_file
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ class RunContext:
     devices: list[int]
     report: Path
     run_id: str
-    pytest_args: list[str] = field(default_factory=list)
+    pytest_args: PytestArgs = field(default_factory=PytestArgs)  # the user's, read by pytest
     fail_on_flaky: bool = False
     max_parallel: int | None = None
     recovery: bool = True
@@ -32,6 +33,9 @@ class RunContext:
     junit: Path | None = None
     resource_tests: list[ResourceTest] | None = None  # collected up front by the CLI
     l2_files: list[str] | None = None  # this shard's L2 files; None: the user's selection
+    # The L2 passes with tests ("pooled": under xdist on the devices, "plain": the tests that
+    # use no device, with the user's own flags); None: not collected up front, one pass.
+    l2_parts: tuple[str, ...] | None = None
     shard: str | None = None
     current_phase: str = ""
 

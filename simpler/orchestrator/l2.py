@@ -6,7 +6,7 @@ from collections import Counter
 
 from simpler.contract import EXIT_OK
 from simpler.orchestrator.context import RunContext
-from simpler.orchestrator.pytest_args import requested_xdist_workers, without_selection
+from simpler.orchestrator.pytest_args import l2_user_args, l2_xdist_flags
 from simpler.orchestrator.pytest_run import phase_call, phase_exit, run_pytest
 from simpler.reporting.nodeids import file_of
 from simpler.scheduler.durations import record_durations
@@ -16,23 +16,46 @@ __all__ = ["l2_phase"]
 
 
 def l2_phase(ctx: RunContext) -> int:
-    extra: list[str] = ["--class-lines"]
-    if not ctx.recovery:
-        extra.append("--no-recovery")
-    if requested_xdist_workers(ctx.pytest_args) is None:
-        workers = min(len(ctx.devices), ctx.max_parallel or len(ctx.devices))
-        if workers > 1:
-            extra += ["-n", str(workers), "--dist", "loadfile"]
-    user_args = ctx.pytest_args
-    if ctx.l2_files is not None:
-        if not ctx.l2_files:
-            return EXIT_OK  # this shard's tests are all Resource tests
-        user_args = [*without_selection(ctx.pytest_args), *ctx.l2_files]
+    """The L2 tests in at most two passes: the pooled ones under xdist on the devices, then
+    the ones that use no device with the user's own flags, as plain pytest would run them
+    (a device worker per xdist worker would only slow them down)."""
+    if ctx.l2_files is not None and not ctx.l2_files:
+        return EXIT_OK  # this shard's tests are all Resource tests
+    parts = ctx.l2_parts
+    if parts is None:  # the suite was not collected up front: one pass, as pooled tests
+        return _pooled_pass(ctx, part_flags=[])
+    worst = EXIT_OK
+    for part in parts:
+        # With both kinds present, each pass keeps only its own tests.
+        part_flags = ["--simpler-l2-part", part] if len(parts) > 1 or part == "plain" else []
+        run = _pooled_pass if part == "pooled" else _plain_pass
+        worst = max(worst, run(ctx, part_flags=part_flags))
+    _record_file_durations(ctx)
+    return worst
+
+
+def _common_flags(ctx: RunContext) -> list[str]:
+    return ["--class-lines", *([] if ctx.recovery else ["--no-recovery"])]
+
+
+def _pooled_pass(ctx: RunContext, *, part_flags: list[str]) -> int:
+    # One xdist worker per device, whether simpler sizes it or the user asked for -n auto.
+    workers = min(len(ctx.devices), ctx.max_parallel or len(ctx.devices))
+    extra = [*_common_flags(ctx), *part_flags, *l2_xdist_flags(ctx.pytest_args, workers)]
+    user_args = l2_user_args(ctx.pytest_args, workers, ctx.l2_files)
     call = phase_call(ctx, "l2", ctx.devices, attempt=1, extra=extra, user_args=user_args)
     with hold_devices(ctx.devices):
         returncode = phase_exit(run_pytest(call))
-    _record_file_durations(ctx)
+    if ctx.l2_parts is None:
+        _record_file_durations(ctx)
     return returncode
+
+
+def _plain_pass(ctx: RunContext, *, part_flags: list[str]) -> int:
+    user_args = l2_user_args(ctx.pytest_args, None, ctx.l2_files)
+    extra = [*_common_flags(ctx), *part_flags]
+    call = phase_call(ctx, "l2", ctx.devices, attempt=1, extra=extra, user_args=user_args)
+    return phase_exit(run_pytest(call))
 
 
 def _record_file_durations(ctx: RunContext) -> None:

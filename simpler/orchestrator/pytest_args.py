@@ -1,34 +1,162 @@
 """Every pytest command line simpler starts, and what the user's own pytest args ask for.
 
-The phases, the Resource children and the up-front collection all build their argv
-here; the CLI and the phases read the user's args (``-n``, ``--sim-fault``, the test
-selection) through the readers here, so there is one place that knows pytest's flags.
+The phases, the Resource children and the up-front collection all build their argv here.
+What each of the user's args is (a test selection, xdist control, a plugin to load or
+block, or an option with its values) is never guessed from its text: the up-front child
+asks pytest's own parser, with the project's conftest options and installed plugins
+loaded (``simpler.plugin.invocation``), and ``PytestArgs`` reads the answer. Each kind of
+process then gets only what it can take:
+
+- L2: the args as given; ``-n auto``/``-n logical`` become one xdist worker per device.
+- a Resource child or a retry process: the options, without the selection (it names its
+  own tests) and without xdist control, and ``-n 0`` so that it never distributes.
+- the up-front collection: the args as given (xdist starts nothing under --collect-only).
+
+The CLI's checks before any process starts (``requested_xdist_workers``, ``option_values``)
+read the text: they are cheap, and they only ever refuse.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 from simpler.devices import format_devices
 from simpler.scheduler.jobs import DEVICES_PLACEHOLDER
 
 __all__ = [
+    "NO_DISTRIBUTION",
+    "OPTION",
+    "PLUGIN",
     "PYTEST_NO_TESTS",
     "PYTEST_USAGE_ERROR",
+    "SELECTION",
+    "XDIST",
+    "ArgGroup",
+    "PytestArgs",
     "PytestCall",
     "collection_argv",
+    "l2_user_args",
+    "l2_xdist_flags",
     "option_values",
     "pytest_call",
     "requested_xdist_workers",
     "resource_child_argv",
-    "without_selection",
+    "undistributed_options",
 ]
 
 # pytest's "no tests collected" and "usage error" exit codes.
 PYTEST_NO_TESTS = 5
 PYTEST_USAGE_ERROR = 4
+
+# What each argument is, by what pytest's parser applied for it.
+SELECTION = "selection"  # test paths and node ids (and a bare ``--``, which only precedes them)
+XDIST = "xdist"  # how pytest-xdist distributes: -n, --dist, -d, --tx, ...
+PLUGIN = "plugin"  # -p NAME, -p no:NAME
+OPTION = "option"  # every other option, with its values
+
+FILE_OR_DIR = "file_or_dir"  # pytest's name for its positional arguments
+# pytest-xdist's options that start, size or steer distribution, and simpler's own
+# --max-parallel, which sizes it: none of them may reach a process that must not distribute.
+XDIST_DESTS = frozenset(
+    {
+        "numprocesses",
+        "maxprocesses",
+        "maxworkerrestart",
+        "dist",
+        "distload",
+        "loadscopereorder",
+        "maxschedchunk",
+        "tx",
+        "px",
+        "rsyncdir",
+        "rsyncignore",
+        "looponfail",
+        "max_parallel",
+    }
+)
+AUTO_WORKERS = ("auto", "logical")
+# Last on a command line, so it also wins over an ``-n`` in the project's addopts, where
+# ``-p no:xdist`` would turn that ``-n`` into a usage error. Only where xdist is loaded.
+NO_DISTRIBUTION = ("-n", "0", "--dist", "no")
+
+
+@dataclass(frozen=True)
+class ArgGroup:
+    """One of the user's arguments with the values it took, as pytest's parser read them."""
+
+    args: tuple[str, ...]  # as the user wrote them
+    calls: tuple[tuple[str, tuple[str, ...]], ...]  # (pytest's dest, values) per option applied
+
+    @property
+    def kind(self) -> str:
+        dests = {dest for dest, _ in self.calls}
+        if dests == {FILE_OR_DIR}:
+            return SELECTION
+        if dests and dests <= XDIST_DESTS:
+            return XDIST
+        if dests == {"plugins"}:
+            return PLUGIN
+        return OPTION  # a cluster such as -qv, or an argument pytest did not know
+
+    def values(self, dest: str) -> list[str]:
+        return [value for name, values in self.calls if name == dest for value in values]
+
+
+@dataclass(frozen=True)
+class PytestArgs:
+    """The user's pytest args (after ``--`` of ``simpler run``), as pytest's parser read them."""
+
+    groups: tuple[ArgGroup, ...] = ()
+    xdist: bool = True  # pytest-xdist is loaded where they run (it is simpler's dependency)
+
+    @classmethod
+    def read(cls, description: dict[str, Any], user_args: list[str]) -> PytestArgs:
+        """The plugin's description of a command line that ends with ``user_args``."""
+        entries = description.get("args")
+        if entries is None and not user_args:
+            return cls()  # nothing to forward: nothing to tell apart
+        if entries is None:
+            raise ValueError(
+                "this pytest does not tell what its arguments are, so simpler cannot forward "
+                "the ones after --"
+            )
+        groups = [
+            ArgGroup(
+                tuple(entry["args"]),
+                tuple((dest, tuple(values)) for dest, values in entry["calls"]),
+            )
+            for entry in entries
+        ]
+        left = len(user_args)
+        mine: list[ArgGroup] = []
+        for group in reversed(groups):  # the user's args come last, after simpler's own
+            if left <= 0:
+                break
+            left -= len(group.args)
+            mine.insert(0, group)
+        parsed = cls(tuple(mine), bool(description.get("xdist")))
+        if left != 0 or parsed.given != list(user_args):
+            raise ValueError(f"pytest read the arguments after -- differently: {parsed.given}")
+        return parsed
+
+    @property
+    def given(self) -> list[str]:
+        return [arg for group in self.groups for arg in group.args]
+
+    def without(self, *kinds: str) -> list[str]:
+        return [arg for group in self.groups if group.kind not in kinds for arg in group.args]
+
+    def values(self, dest: str) -> list[str]:
+        """Every value given to the option pytest calls ``dest``, in order."""
+        return [value for group in self.groups for value in group.values(dest)]
+
+    @property
+    def numprocesses(self) -> str | None:
+        """The ``-n`` given (``"4"``, ``"auto"``, ``"logical"``); the last one counts."""
+        given = self.values("numprocesses")
+        return given[-1] if given else None
 
 
 @dataclass(frozen=True)
@@ -77,8 +205,51 @@ def pytest_call(
     return PytestCall(argv, env)
 
 
+def l2_xdist_flags(user_args: PytestArgs, workers: int) -> list[str]:
+    """L2's own xdist flags where the user gave no ``-n``: a worker per device, whole files each.
+
+    Before the user's args, so that their ``--dist`` still wins; with one device, one process
+    whatever the project's addopts say.
+    """
+    if user_args.numprocesses is not None or not user_args.xdist:
+        return []
+    if workers > 1:
+        return ["-n", str(workers), "--dist", "loadfile"]
+    return list(NO_DISTRIBUTION)
+
+
+def l2_user_args(
+    user_args: PytestArgs, workers: int | None, files: list[str] | None = None
+) -> list[str]:
+    """The user's args as given, with ``-n auto|logical`` sized to ``workers`` (one per device;
+    None: leave it to xdist, for tests that use no device).
+
+    ``files``: a shard's L2 files, in place of the user's own selection.
+    """
+    argv: list[str] = []
+    for group in user_args.groups:
+        if files is not None and group.kind == SELECTION:
+            continue
+        asked = group.values("numprocesses") if group.kind == XDIST else []
+        sized = workers is not None and asked and asked[-1] in AUTO_WORKERS
+        argv += ["-n", str(workers)] if sized else group.args
+    return [*argv, *(files or [])]
+
+
+def undistributed_options(user_args: PytestArgs) -> list[str]:
+    """The user's options for a process that runs tests it names itself, on its own devices.
+
+    A Resource child or a retry process: no selection (forwarding ``tests/st`` would run
+    everything again), no xdist control, and ``-n 0`` so that it never distributes.
+    """
+    return [
+        *user_args.without(SELECTION, XDIST),
+        *(NO_DISTRIBUTION if user_args.xdist else ()),
+    ]
+
+
 def resource_child_argv(
-    nodeid: str, platform: str, report: str, user_args: list[str]
+    nodeid: str, platform: str, report: str, user_args: PytestArgs
 ) -> tuple[str, ...]:
     """A Resource child for one test; the scheduler fills in its devices."""
     return tuple(
@@ -87,34 +258,29 @@ def resource_child_argv(
             "--simpler-phase",
             "resource",
             *_target(platform, DEVICES_PLACEHOLDER, report),
-            "-p",
-            "no:xdist",
-            *without_selection(user_args),
+            *undistributed_options(user_args),
         )
     )
 
 
 def collection_argv(
-    platform: str, devices: list[int], listing: str, user_args: list[str]
+    platform: str, devices: list[int], described: str, listing: str | None, user_args: list[str]
 ) -> list[str]:
-    """Collect (not run) the suite and have the plugin list each test's device count."""
-    return _pytest(
-        "--collect-only",
-        "-q",
-        "-p",
-        "no:xdist",
-        "--platform",
-        platform,
-        "--device",
-        format_devices(devices),
-        "--simpler-list",
-        listing,
-        *user_args,
-    )
+    """Ask pytest what each user arg is (into ``described``) and, given ``listing``, collect
+    (not run) the suite and have the plugin list each test's device count there.
+
+    The user's args as given: xdist starts no worker under --collect-only, and ``-p no:xdist``
+    would make an ``-n`` in the project's addopts a usage error.
+    """
+    own = ["--collect-only", "-q", "--platform", platform, "--device", format_devices(devices)]
+    own += ["--simpler-args", described]
+    if listing is not None:
+        own += ["--simpler-list", listing]
+    return _pytest(*own, *user_args)
 
 
 def option_values(user_args: list[str], option: str) -> list[str]:
-    """Every value given to a long ``option`` as ``--opt V`` or ``--opt=V``, in order."""
+    """Every value given to a long ``option`` as ``--opt V`` or ``--opt=V`` (a text pre-check)."""
     values: list[str] = []
     for i, arg in enumerate(user_args):
         if arg == option and i + 1 < len(user_args):
@@ -125,7 +291,7 @@ def option_values(user_args: list[str], option: str) -> list[str]:
 
 
 def requested_xdist_workers(user_args: list[str]) -> int | None:
-    """The ``-n`` the user passed to pytest, when it is a number."""
+    """The ``-n`` the user passed to pytest, when it is a number (a pre-check, by its text)."""
     for i, arg in enumerate(user_args):
         value: str | None = None
         if arg in ("-n", "--numprocesses") and i + 1 < len(user_args):
@@ -137,12 +303,3 @@ def requested_xdist_workers(user_args: list[str]) -> int | None:
         if value is not None and value.isdigit():
             return int(value)
     return None
-
-
-def without_selection(user_args: list[str]) -> list[str]:
-    """The user's flags without the paths and node ids they selected tests with.
-
-    A retry names its tests itself; forwarding ``tests/st`` would run everything
-    again. An argument counts as a selection when it names an existing path.
-    """
-    return [a for a in user_args if a.startswith("-") or not os.path.exists(a.split("::")[0])]

@@ -16,6 +16,7 @@ from pathlib import Path
 from simpler.ci import gha
 from simpler.contract import EXIT_INFRA
 from simpler.orchestrator.context import RunContext
+from simpler.orchestrator.leftovers import leftover_lines
 from simpler.reporting import report_file as report
 from simpler.reporting.resource_block import latest_children
 from simpler.reporting.summary import Summary, select_latest_runs, summarize
@@ -66,7 +67,7 @@ def _print_report(
         tail_lines=options.tail_lines,
     )
     sys.stdout.flush()
-    text = "\n".join([*_quarantine_lines(records), summary.text])
+    text = "\n".join([*_quarantine_lines(records), *leftover_lines(records), summary.text])
     if gha.is_github_actions():
         # The summary repeats test output: fenced, it cannot issue workflow commands.
         text = gha.fenced(text, gha.new_stop_token())

@@ -42,7 +42,7 @@ def resource_phase(ctx: RunContext) -> int:
     tests = ctx.resource_tests
     if tests is None:
         try:
-            tests = collect_suite(ctx.platform, ctx.devices, ctx.pytest_args).resource
+            tests = collect_suite(ctx.platform, ctx.devices, ctx.pytest_args.given).resource
         except (ListingError, ValueError) as error:
             print(f"simpler: {error}", flush=True)
             return EXIT_FAILED

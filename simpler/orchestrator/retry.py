@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.orchestrator.context import RunContext
-from simpler.orchestrator.pytest_args import without_selection
+from simpler.orchestrator.pytest_args import undistributed_options
 from simpler.orchestrator.pytest_run import phase_call, phase_exit, run_pytest
 from simpler.reporting.queries import poison_skipped, poison_triggers, quarantined_devices
 from simpler.scheduler.locks import hold_devices
@@ -26,7 +26,7 @@ def retry_phase(ctx: RunContext) -> int:
     records = ctx.records()
     victims = poison_skipped(records)
     triggers = poison_triggers(records)
-    flags = without_selection(ctx.pytest_args)
+    flags = undistributed_options(ctx.pytest_args)
     # A fresh process sees a clean card, but prefer one that was never quarantined.
     clean = [d for d in ctx.devices if d not in quarantined_devices(records)] or ctx.devices
     worst = EXIT_OK

@@ -17,10 +17,11 @@ from collections.abc import Callable
 from simpler.contract import EXIT_FAILED, EXIT_INFRA, EXIT_OK, EXIT_USAGE
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.l2 import l2_phase
+from simpler.orchestrator.leftovers import guarded_run
 from simpler.orchestrator.report_phase import report_phase
 from simpler.orchestrator.resource import resource_phase
 from simpler.orchestrator.retry import retry_phase
-from simpler.orchestrator.signals import Interrupted, signals_raise_interrupted
+from simpler.orchestrator.signals import Interrupted
 
 __all__ = ["PHASES", "run_phases"]
 
@@ -40,23 +41,26 @@ def run_phases(ctx: RunContext, phases: list[str]) -> int:
     """
     results: dict[str, int] = {}
     interrupted: Interrupted | None = None
-    with signals_raise_interrupted():
+    with guarded_run(ctx) as guard:
         for name in phases:
             stop_testing = interrupted is not None or EXIT_USAGE in results.values()
             if stop_testing and name != "report":
                 continue
+            if name == "report":
+                guard.tests_over()  # every child stopped, every leftover killed and recorded
             try:
                 results[name] = _bracketed(ctx, name, PHASES[name])
             except Interrupted as stop:
                 interrupted = stop
                 results[name] = EXIT_FAILED
+    interrupted = interrupted or guard.interrupted  # one that came during the report counts too
     if interrupted is not None:
         print(f"simpler: interrupted by {interrupted}; children stopped", file=sys.stderr)
-        return max(results.get("report", EXIT_FAILED), EXIT_FAILED)
-    worst = max(results.values(), default=EXIT_OK)
-    if worst in (EXIT_USAGE, EXIT_INFRA):
-        return worst
-    return results.get("report", worst)
+        return interrupted.exit_code
+    for overriding in (EXIT_INFRA, EXIT_USAGE):
+        if overriding in results.values():
+            return overriding
+    return results.get("report", max(results.values(), default=EXIT_OK))
 
 
 def _bracketed(ctx: RunContext, name: str, phase: Callable[[RunContext], int]) -> int:

@@ -105,6 +105,12 @@ class ProgressReporter:
         self._progress.started()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when not in ("setup", "call", "teardown"):  # xdist: its worker crashed
+            _, duration, _ = self._outcomes.pop(report.nodeid, ("", 0.0, ""))
+            text = str(report.longrepr or "").strip()  # "worker 'gw0' crashed while running ..."
+            message = text.splitlines()[0] if text else ""
+            self._progress.finished(report.nodeid, "failed", duration, message)
+            return
         outcome, duration, message = self._outcomes.get(report.nodeid, ("passed", 0.0, ""))
         duration += report.duration
         if report.failed:

@@ -26,7 +26,15 @@ def worker(request: pytest.FixtureRequest) -> Iterator[PooledWorker]:
     settings = config.stash[SETTINGS]
     marker = request.node.get_closest_marker("runtime")
     runtime = str(marker.args[0]) if marker and marker.args else DEFAULT_RUNTIME
-    pooled = config.stash[POOL].get(runtime)
+    pool = config.stash[POOL]
+    if pool.device is None:
+        held = ", ".join(map(str, settings.devices))
+        pytest.fail(
+            f"xdist worker {pool.xdist_worker} has no device of its own: every device "
+            f"({held}) is held by another live xdist worker, and a device is never shared",
+            pytrace=False,
+        )
+    pooled = pool.get(runtime)
     trace = request.node.stash[TRACE]
     trace.worker, trace.runtime, trace.device = str(pooled.key), runtime, pooled.key.device
     if not pooled.runnable:

@@ -18,23 +18,29 @@ from typing import Any
 import pytest
 
 from simpler.plugin.class_progress import ClassProgress, ProgressReporter
+from simpler.plugin.crash_watch import CrashWatch
+from simpler.plugin.device_assignment import worker_device
 from simpler.plugin.fixtures import devices, simpler_platform, worker
+from simpler.plugin.invocation import write_arg_description
 from simpler.plugin.options import add_options, resolve_settings
 from simpler.plugin.state import POOL, PROGRESS, SETTINGS, TRACE, write_record
-from simpler.plugin.test_records import TestTrace, build_test_record
-from simpler.plugin.worker_pool import WorkerPool, xdist_worker_index
+from simpler.plugin.test_records import HELD_WORKER, HeldWorker, TestTrace, build_test_record
+from simpler.plugin.worker_pool import WorkerPool
 
 __all__ = [
     "devices",
     "pytest_addoption",
     "pytest_cmdline_main",
+    "pytest_collection",
     "pytest_collection_finish",
     "pytest_collection_modifyitems",
     "pytest_configure",
     "pytest_report_teststatus",
+    "pytest_runtest_logreport",
     "pytest_runtest_makereport",
     "pytest_runtest_protocol",
     "pytest_sessionfinish",
+    "pytest_sessionstart",
     "simpler_platform",
     "worker",
 ]
@@ -42,6 +48,10 @@ __all__ = [
 # A child of ``simpler run`` keeps the real stderr before pytest captures fd 2, so the stack
 # dump the orchestrator asks for (SIGUSR1) reaches the child's log, not a capture buffer.
 _DUMP_FD = os.dup(2) if os.environ.get("SIMPLER_PHASE") else None
+# Under simpler, xdist replaces a crashed worker at most this many times per xdist worker
+# (unless --max-worker-restart says otherwise): enough for a few real crashes on every
+# device, and a worker that dies at start or on every test ends the session in seconds.
+RESTARTS_PER_WORKER = 2
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -55,8 +65,10 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     max_parallel = config.option.max_parallel
     if max_parallel is not None and max_parallel < 1:
         raise pytest.UsageError(f"--max-parallel must be 1 or more, got {max_parallel}")
-    if not hasattr(config.option, "numprocesses"):
-        return
+    if not hasattr(config.option, "numprocesses") or config.option.collectonly:
+        return  # collecting starts no xdist worker (an -n in a project's addopts included)
+    if config.option.simpler_l2_part == "plain":
+        return  # tests that use no device: the user's own -n, as plain pytest would run them
     if max_parallel is not None and not config.option.numprocesses:
         config.option.numprocesses = max_parallel
     wanted = config.option.numprocesses
@@ -65,6 +77,9 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
             f"{wanted} xdist workers asked for, but --device names {len(settings.devices)} "
             f"device(s) ({', '.join(map(str, settings.devices))}); a device is never shared"
         )
+    no_cap = getattr(config.option, "maxworkerrestart", "") is None  # the user set none
+    if isinstance(wanted, int) and wanted > 0 and settings.report is not None and no_cap:
+        config.option.maxworkerrestart = str(RESTARTS_PER_WORKER * wanted)
 
 
 @pytest.hookimpl(trylast=True)  # after the terminal reporter exists
@@ -88,12 +103,11 @@ def pytest_configure(config: pytest.Config) -> None:
         except ValueError as error:
             raise pytest.UsageError(str(error)) from None
     if _runs_tests_here(config):
-        xdist_id = getattr(config, "workerinput", {}).get("workerid", "main")
-        device = settings.devices[min(xdist_worker_index(xdist_id), len(settings.devices) - 1)]
+        workerinput = getattr(config, "workerinput", None)
         config.stash[POOL] = WorkerPool(
             settings.platform,
-            device,
-            xdist_id,
+            worker_device(settings.devices, workerinput),
+            (workerinput or {}).get("workerid", "main"),
             functools.partial(write_record, settings),
             recovery=settings.recovery,
         )
@@ -109,17 +123,39 @@ def _runs_tests_here(config: pytest.Config) -> bool:
     return not config.pluginmanager.has_plugin("dsession")
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """An xdist controller hands out the devices and answers for workers that crash.
+
+    Here, not in ``pytest_configure``: xdist registers its controller in a ``pytest_configure``
+    that may run after ours; it starts the workers in a ``pytest_sessionstart`` after this one.
+    """
+    config = session.config
+    if config.pluginmanager.has_plugin("dsession"):
+        settings = config.stash[SETTINGS]
+        watch = CrashWatch(config, settings, active=settings.report is not None)
+        config.pluginmanager.register(watch, "simpler-crashes")
+
+
+def uses_pooled_worker(item: pytest.Item) -> bool:
+    """The test asks for a pooled device ``worker`` (directly or through its fixtures)."""
+    return "worker" in getattr(item, "fixturenames", ())
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """L2 runs the pooled tests, Resource the ``device_count`` ones; each phase only its own."""
     phase = config.stash[SETTINGS].phase
     if phase not in ("l2", "resource"):
         return
     wants_devices = phase == "resource"
+    part = config.option.simpler_l2_part  # L2 in two passes: the pooled tests, then the rest
     keep: list[pytest.Item] = []
     drop: list[pytest.Item] = []
     for item in items:
         is_resource_test = item.get_closest_marker("device_count") is not None
-        (keep if is_resource_test == wants_devices else drop).append(item)
+        mine = is_resource_test == wants_devices
+        if mine and part is not None:
+            mine = uses_pooled_worker(item) == (part == "pooled")
+        (keep if mine else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
@@ -147,6 +183,11 @@ def pytest_runtest_makereport(
     if trace is None:
         return test_report
     trace.reports.append(test_report)
+    if call.when == "setup" and trace.worker is not None and trace.device is not None:
+        # Travels with the setup report to an xdist controller: if this process dies during
+        # the test, the controller knows which pooled worker (and device) it held.
+        held = HeldWorker(trace.worker, trace.runtime or "", trace.device)
+        setattr(test_report, HELD_WORKER, held.as_json())
     if call.when == "call" and call.excinfo is not None:
         trace.error = call.excinfo.value
     if call.when == "teardown":
@@ -158,6 +199,16 @@ def pytest_runtest_makereport(
     return test_report
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session: pytest.Session) -> bool | None:
+    """For ``simpler run``: what pytest made of each argument; collect only for a listing."""
+    target = session.config.option.simpler_args
+    if not target:
+        return None
+    write_arg_description(session.config, Path(target))
+    return None if session.config.option.simpler_list else True
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """For ``simpler run``: every collected test, with its device count (None: an L2 test)."""
     target = session.config.option.simpler_list
@@ -166,7 +217,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     listing = []
     for item in session.items:
         marker = item.get_closest_marker("device_count")
-        entry: dict[str, Any] = {"nodeid": item.nodeid, "devices": None}
+        entry: dict[str, Any] = {
+            "nodeid": item.nodeid,
+            "devices": None,
+            "pooled": uses_pooled_worker(item),
+        }
         if marker is not None:
             entry["devices"] = marker.args[0] if marker.args else marker.kwargs.get("n", 1)
             entry["est_s"] = marker.kwargs.get("est")
@@ -175,10 +230,34 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     Path(target).write_text(json.dumps(listing))
 
 
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "teardown":
+        _finished_tests[0] += 1
+
+
+_finished_tests = [0]  # tests this process saw end (an xdist controller: all of its workers')
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     pool = session.config.stash.get(POOL, None)
     if pool is not None:
         pool.shutdown()
+    _record_early_stop(session)
+
+
+def _record_early_stop(session: pytest.Session) -> None:
+    """``-x``/``--maxfail`` cut the session short: say so, and how many tests never ran."""
+    config = session.config
+    stopped = session.shouldfail or session.shouldstop
+    if not stopped or hasattr(config, "workerinput") or SETTINGS not in config.stash:
+        return
+    record = {
+        "type": "session",
+        "stopped": str(stopped),
+        "collected": session.testscollected,
+        "finished": _finished_tests[0],
+    }
+    write_record(config.stash[SETTINGS], record)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -16,6 +16,7 @@ from simpler.reporting.report_file import report_path
 __all__ = ["PluginSettings", "add_options", "resolve_settings"]
 
 RETRY_ROLES = ("victim", "trigger")
+L2_PARTS = ("pooled", "plain")
 
 
 @dataclass(frozen=True)
@@ -52,12 +53,23 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--simpler-phase", choices=TEST_PHASES, help="(set by simpler run)")
     group.addoption("--simpler-retry-role", choices=RETRY_ROLES, help="(set by simpler run)")
     group.addoption(
+        "--simpler-l2-part",
+        choices=L2_PARTS,
+        help="(set by simpler run) only the L2 tests that use a pooled worker, or only the rest",
+    )
+    group.addoption(
         "--class-lines", action="store_true", help="one line per test class instead of dots"
     )
     group.addoption(
         "--simpler-list",
         metavar="FILE",
         help="(set by simpler run) write the collected tests and their device counts to FILE",
+    )
+    group.addoption(
+        "--simpler-args",
+        metavar="FILE",
+        help="(set by simpler run) write what pytest made of each argument to FILE; "
+        "collect nothing unless --simpler-list is given",
     )
 
 

@@ -9,11 +9,43 @@ import pytest
 
 from simpler.errors import DeviceRuntimeError
 
-__all__ = ["TAIL_LINES", "TestTrace", "build_test_record"]
+__all__ = [
+    "HELD_WORKER",
+    "TAIL_LINES",
+    "HeldWorker",
+    "TestTrace",
+    "build_crash_record",
+    "build_not_run_record",
+    "build_test_record",
+]
 
 TAIL_LINES = 80
 TAIL_CHARS = 16_000  # keeps one record a reasonable line even for huge tracebacks
 MESSAGE_CHARS = 300
+# The attribute a setup report carries to the xdist controller: the pooled worker the test
+# holds. pytest serializes a report's attributes, so it arrives before the test's call runs.
+HELD_WORKER = "simpler_held_worker"
+
+
+@dataclass(frozen=True)
+class HeldWorker:
+    """The pooled worker a test holds: what the controller needs if that test's process dies."""
+
+    worker: str  # the WorkerKey, as in the lifecycle records
+    runtime: str
+    device: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {"worker": self.worker, "runtime": self.runtime, "device": self.device}
+
+    @classmethod
+    def from_json(cls, data: object) -> HeldWorker | None:
+        if not isinstance(data, dict):
+            return None
+        try:
+            return cls(str(data["worker"]), str(data["runtime"]), int(data["device"]))
+        except (KeyError, TypeError, ValueError):
+            return None
 
 
 @dataclass
@@ -51,6 +83,60 @@ def build_test_record(
         "rc": device_error.rc if device_error else None,
         "where": device_error.where if device_error else None,
         "duration_s": round(sum(r.duration for r in trace.reports), 6),
+    }
+
+
+def build_crash_record(
+    nodeid: str,
+    *,
+    xdist_worker: str,
+    held: HeldWorker | None,
+    device: int | None,
+    poisoned: bool,
+    down: str,
+    attempt: int,
+    duration_s: float,
+) -> dict[str, Any]:
+    """The verdict of a test whose xdist worker died under it (written by the controller)."""
+    message = f"worker {xdist_worker} crashed while running {nodeid}"
+    holding = (
+        f"it held pooled worker {held.worker} on device {held.device}"
+        if held is not None
+        else f"it held no pooled worker that the controller heard of (device {device})"
+    )
+    return {
+        "type": "test",
+        "nodeid": nodeid,
+        "outcome": "failed",
+        "attempt": attempt,
+        "runtime": held.runtime if held else None,
+        "device": held.device if held else device,
+        "worker": held.worker if held else None,
+        "poisoned": poisoned,
+        "message": message[:MESSAGE_CHARS],
+        "tail": f"{message}\nxdist: node down: {down}\n{holding}",
+        "rc": None,
+        "where": None,
+        "duration_s": round(duration_s, 6),
+    }
+
+
+def build_not_run_record(nodeid: str, *, reason: str, attempt: int) -> dict[str, Any]:
+    """The verdict of a test the session stopped before running: a named failure, not a gap."""
+    return {
+        "type": "test",
+        "nodeid": nodeid,
+        "outcome": "failed",
+        "attempt": attempt,
+        "runtime": None,
+        "device": None,
+        "worker": None,
+        "poisoned": False,
+        "message": reason[:MESSAGE_CHARS],
+        "tail": "",
+        "rc": None,
+        "where": None,
+        "duration_s": 0.0,
     }
 
 

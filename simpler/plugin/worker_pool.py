@@ -7,19 +7,14 @@ from typing import Any
 
 from recovery.lifecycle import PooledWorker, RecordSink, WorkerKey, reset_attempts
 
-__all__ = ["WorkerPool", "xdist_worker_index"]
-
-
-def xdist_worker_index(worker_id: str) -> int:
-    """``gw3`` -> 3; a run without xdist ("main") uses the first device."""
-    return int(worker_id[2:]) if worker_id.startswith("gw") and worker_id[2:].isdigit() else 0
+__all__ = ["WorkerPool"]
 
 
 class WorkerPool:
     def __init__(
         self,
         platform: str,
-        device: int,
+        device: int | None,  # None: this xdist worker has no device of its own
         xdist_worker: str,
         sink: RecordSink,
         *,
@@ -38,6 +33,8 @@ class WorkerPool:
         """The worker for ``runtime``, started on first use."""
         worker = self._workers.get(runtime)
         if worker is None:
+            if self.device is None:
+                raise RuntimeError(f"xdist worker {self.xdist_worker} has no device of its own")
             key = WorkerKey(self.platform, runtime, self.device, self.xdist_worker)
             extra = {"factory": self._factory} if self._factory else {}
             worker = PooledWorker(

@@ -35,7 +35,16 @@ __all__ = [
 
 SCHEMA = 1
 DEFAULT_REPORT = Path(".simpler") / "report.jsonl"
-RECORD_TYPES = ("phase", "test", "child", "lifecycle", "poison_skip", "quarantine")
+RECORD_TYPES = (
+    "phase",
+    "test",
+    "child",
+    "lifecycle",
+    "poison_skip",
+    "quarantine",
+    "leftover",
+    "session",
+)
 
 Record = dict[str, Any]
 

@@ -68,11 +68,32 @@ def summarize(
         summary.exit_code = EXIT_NO_TESTS  # pytest's "no tests collected", never green
     else:
         summary.exit_code = EXIT_OK
-    summary.text = _render(summary, analysis, fail_on_flaky, tail_lines)
+    summary.text = _render(summary, analysis, fail_on_flaky, tail_lines, _early_stops(records))
     return summary
 
 
-def _render(summary: Summary, analysis: Analysis, fail_on_flaky: bool, tail_lines: int) -> str:
+def _early_stops(records: list[Record]) -> list[str]:
+    """``-x``/``--maxfail`` stopped a pytest session: the tests it never ran have no verdict."""
+    lines = []
+    for record in records:
+        if record.get("type") != "session" or not record.get("stopped"):
+            continue
+        collected, finished = record.get("collected"), record.get("finished")
+        count = ""
+        if isinstance(collected, int) and isinstance(finished, int):
+            count = f"; {max(collected - finished, 0)} of {collected} selected test(s) not run"
+        phase = _text(record, "phase") or "a"
+        lines.append(f"*** pytest stopped the {phase} phase early: {record['stopped']}{count} ***")
+    return lines
+
+
+def _render(
+    summary: Summary,
+    analysis: Analysis,
+    fail_on_flaky: bool,
+    tail_lines: int,
+    early_stops: list[str],
+) -> str:
     lines = _header(summary)
     multi_run = len(summary.runs) > 1
     lines += [
@@ -87,6 +108,7 @@ def _render(summary: Summary, analysis: Analysis, fail_on_flaky: bool, tail_line
             f"*** Run is INCOMPLETE: phase(s) {names} started and never ended; "
             "what finished is listed below ***"
         )
+    lines += early_stops
     if summary.no_tests_ran:
         lines.append("*** no tests ran: the report holds no test verdict ***")
     # Only the children that are still failures: one that recovered on retry is not news.
@@ -159,6 +181,11 @@ def failure_headline(failure: Failure) -> str:
     """One line naming the failure and why, fit for an annotation title."""
     if failure.kind == "phase" and failure.phase is not None and failure.phase.errors:
         return f"phase {failure.phase.name} failed inside simpler: {failure.phase.errors[0]}"
+    if failure.kind == "phase" and failure.phase is not None and failure.phase.interrupted:
+        return (
+            f"phase {failure.phase.name} interrupted by {failure.phase.interrupted[0]}: "
+            "its tests that had not finished have no verdict"
+        )
     if failure.kind == "phase" and failure.phase is not None:
         return (
             f"phase {failure.phase.name} ended with returncode {failure.phase.returncode} "

@@ -56,6 +56,7 @@ class PhaseAccount:
     returncode: int | None  # the worst end returncode; None when it never ended
     duration_s: float
     errors: tuple[str, ...] = ()  # what broke inside simpler while the phase ran
+    interrupted: tuple[str, ...] = ()  # the signals that stopped it (SIGTERM, SIGINT)
 
     @property
     def incomplete(self) -> bool:
@@ -218,6 +219,7 @@ def _account_phase(name: str, records: list[Record], verdicts: dict[str, Verdict
         returncode=max(returncodes, key=abs) if returncodes else None,
         duration_s=sum(_float(end, "duration_s") for end in ends),
         errors=tuple(_text(end, "error") for end in ends if end.get("error")),
+        interrupted=tuple(_text(end, "interrupted") for end in ends if end.get("interrupted")),
     )
 
 
@@ -274,7 +276,7 @@ def _unexplained_failure(phase: PhaseAccount) -> bool:
     # ran nothing it could report, and a red phase with no red test must still be red.
     # 1 with no failing test means the failing test's record was lost; 5 is "no tests
     # collected", an empty selection rather than a failure.
-    if phase.errors:
+    if phase.errors or phase.interrupted:
         return True
     if phase.name in READER_PHASES or phase.returncode in (None, 0, 5):
         return False

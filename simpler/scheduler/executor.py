@@ -4,6 +4,9 @@ The loop is the policy's (``pick``) on the wall clock: start what it picks,
 reap what ended, enforce the per-job and session timeouts, stop early on
 ``exit_first`` or a signal to the orchestrator. Whatever happens, every child
 is stopped before ``execute`` returns and every job has a result.
+
+The signal handler only notes the signal; the loop, outside the handler, stops
+every running tree at once (SIGTERM to all, one bounded wait, SIGKILL).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from simpler.devices import format_devices
 from simpler.scheduler.jobs import Job, JobResult, Running
 from simpler.scheduler.locks import DeviceLocks
 from simpler.scheduler.policy import order_jobs, pick, unfittable
-from simpler.scheduler.process import ChildProcess, signal_name
+from simpler.scheduler.process import ChildProcess, signal_name, stop_trees
 
 __all__ = ["Execution", "ExecutorOptions", "execute", "log_name"]
 
@@ -94,6 +97,7 @@ class _Loop:
         self.active: list[_Active] = []
         self.results: list[JobResult] = []
         self.stopped_by: str | None = None
+        self.signalled: str | None = None  # set by the handler, acted on by the loop
         self.locks = options.locks or DeviceLocks()
         self.started = time.monotonic()
 
@@ -103,6 +107,9 @@ class _Loop:
             signal.signal(signum, self._on_signal)
         try:
             while self.waiting or self.active:
+                if self.signalled is not None and self.stopped_by != self.signalled:
+                    self.stopped_by = self.signalled
+                    self._stop(self.active)
                 if self.stopped_by is None:
                     self._start_what_fits()
                 self._reap()
@@ -111,22 +118,27 @@ class _Loop:
                     self._abandon_waiting()
                 time.sleep(POLL_S)
         finally:
+            self._stop(self.active)
             for active in list(self.active):
-                active.child.stop()
                 self._finish(active)
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
             self.locks.release_all()
+        if self.signalled is not None:  # it came as the last job ended: it still stops the run
+            self.stopped_by = self.signalled
         return Execution(self.results, sorted(self.quarantined), self.stopped_by)
 
     def _now(self) -> float:
         return time.monotonic() - self.started
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
-        # Stop starting, stop what runs; the loop then reports what finished.
-        self.stopped_by = signal.Signals(signum).name
-        for active in self.active:
-            active.child.stop()
+        # Only note it (the first one): the loop stops starting and stops what runs.
+        if self.signalled is None:
+            self.signalled = signal.Signals(signum).name
+
+    @staticmethod
+    def _stop(actives: list[_Active], *, dump: bool = False) -> None:
+        stop_trees([active.child for active in actives], dump=dump)
 
     def _start_what_fits(self) -> None:
         self._drop_jobs_that_can_never_fit()
@@ -189,22 +201,23 @@ class _Loop:
             self.options.on_finish(result)
         if self.options.exit_first and not result.ok and self.stopped_by is None:
             self.stopped_by = "exit_first"
-            for other in self.active:
-                other.child.stop()
+            self._stop(self.active)
 
     def _enforce_timeouts(self) -> None:
         now = self._now()
         session = self.options.session_timeout_s
         if session is not None and now > session and self.stopped_by is None:
             self.stopped_by = "session_timeout"
-            for active in self.active:
-                active.child.time_out()
-            return
-        for active in self.active:
-            limit = active.running.job.timeout_s or self.options.job_timeout_s
-            late = limit is not None and now - active.running.started_s > limit
-            if late and not active.child.timed_out:
-                active.child.time_out()
+            late = list(self.active)
+        else:
+            late = [a for a in self.active if self._late(a, now) and not a.child.timed_out]
+        for active in late:
+            active.child.timed_out = True
+        self._stop(late, dump=True)
+
+    def _late(self, active: _Active, now: float) -> bool:
+        limit = active.running.job.timeout_s or self.options.job_timeout_s
+        return limit is not None and now - active.running.started_s > limit
 
     def _abandon_waiting(self) -> None:
         for job in self.waiting:

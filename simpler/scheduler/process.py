@@ -1,5 +1,8 @@
 """One child process: started in a session of its own, its output streamed line by line, and
 stopped as a whole tree (stack dump, then SIGTERM, then SIGKILL) so no process outlives a run.
+
+Several trees stop together (:func:`stop_trees`): every tree gets each signal before anything
+waits, so stopping N children costs one grace period, not N.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -20,7 +23,14 @@ import psutil
 
 from simpler.contract import strip_ansi
 
-__all__ = ["LIVE", "REACHED_SUMMARY", "ChildProcess", "LiveChildren", "signal_name"]
+__all__ = [
+    "LIVE",
+    "REACHED_SUMMARY",
+    "ChildProcess",
+    "LiveChildren",
+    "signal_name",
+    "stop_trees",
+]
 
 # pytest's closing line, with or without -q: "==== 3 passed, 1 failed in 0.52s ====".
 REACHED_SUMMARY = re.compile(
@@ -29,6 +39,9 @@ REACHED_SUMMARY = re.compile(
 )
 DUMP_GRACE_S = 1.0
 TERM_GRACE_S = 3.0
+# After the child exits, how long its output may take to drain. A descendant that outlives it
+# (a detached process) can hold the pipe open for as long as it lives: we stop waiting for EOF.
+READER_GRACE_S = 2.0
 
 
 def signal_name(returncode: int | None) -> str | None:
@@ -55,11 +68,16 @@ class LiveChildren:
         with self._lock:
             self._children.discard(child)
 
+    def pids(self) -> set[int]:
+        """The children not reaped yet: their exit status belongs to their ``Popen``."""
+        with self._lock:
+            return {c.pid for c in self._children if c.returncode is None}
+
     def stop_all(self, *, dump: bool = False) -> None:
+        """Stop every live child tree at once: never call this from a signal handler."""
         with self._lock:
             children = list(self._children)
-        for child in children:
-            child.stop(dump=dump)
+        stop_trees(children, dump=dump)
 
 
 LIVE = LiveChildren()
@@ -100,6 +118,7 @@ class ChildProcess:
             preexec_fn=_die_with_parent,
         )
         LIVE.add(self)
+        self._capture = capture
         self._reader = threading.Thread(target=self._pump, daemon=True)
         if capture:
             self._reader.start()
@@ -112,70 +131,94 @@ class ChildProcess:
     def tail(self) -> str:
         return "\n".join(self._tail)
 
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.returncode
+
     def poll(self) -> int | None:
         return self._popen.poll()
 
     def wait(self) -> int:
-        returncode = self._popen.wait()
-        if self._reader.is_alive():
-            self._reader.join()
-        if self._popen.stdout is not None:
-            self._popen.stdout.close()
-        if self._log is not None:
+        try:
+            returncode = self._popen.wait()
+        except BaseException:
+            # Whoever waited is leaving (a signal raised through the wait): the child goes too.
+            self.stop()
+            if self._popen.poll() is not None:
+                LIVE.discard(self)
+            raise
+        if self._capture:
+            self._reader.join(READER_GRACE_S)  # the reader closes the pipe and the log at EOF
+        elif self._log is not None:
             self._log.close()
         LIVE.discard(self)
         return returncode
 
-    def time_out(self) -> None:
-        self.timed_out = True
-        self.stop(dump=True)
-
     def stop(self, *, dump: bool = False) -> None:
         """Stop the whole tree: a stack dump first if asked, then SIGTERM, then SIGKILL."""
-        tree = self._tree()
-        if dump:
-            self._signal(tree, signal.SIGUSR1)
-            self._wait_gone(tree, DUMP_GRACE_S)
-        self._signal(tree, signal.SIGTERM)
-        alive = self._wait_gone(tree, TERM_GRACE_S)
-        self._signal(alive, signal.SIGKILL)
-        self._wait_gone(alive, TERM_GRACE_S)
+        stop_trees([self], dump=dump)
 
-    def _tree(self) -> list[psutil.Process]:
+    def tree(self) -> list[psutil.Process]:
+        """The child and every process below it, now."""
         try:
             root = psutil.Process(self._popen.pid)
             return [root, *root.children(recursive=True)]
         except psutil.NoSuchProcess:
             return []
 
-    @staticmethod
-    def _signal(processes: list[psutil.Process], signum: int) -> None:
-        for process in processes:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                process.send_signal(signum)
-
-    def _wait_gone(self, processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
-        deadline = time.monotonic() + timeout
-        alive = processes
-        while alive and time.monotonic() < deadline:
-            self._popen.poll()  # reap our direct child so it does not linger as a zombie
-            alive = [p for p in alive if _running(p)]
-            if alive:
-                time.sleep(0.05)
-        return alive
-
     def _pump(self) -> None:
         assert self._popen.stdout is not None
-        for raw in self._popen.stdout:
-            line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-            self._tail.append(line)
-            if REACHED_SUMMARY.match(strip_ansi(line).strip()):
-                self.reached_summary = True
+        try:
+            for raw in self._popen.stdout:
+                line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                self._tail.append(line)
+                if REACHED_SUMMARY.match(strip_ansi(line).strip()):
+                    self.reached_summary = True
+                if self._log is not None:
+                    self._log.write(line + "\n")
+                    self._log.flush()  # the log is the record of a child that may die any moment
+                if self._echo is not None:
+                    self._echo(line)
+        finally:
+            self._popen.stdout.close()
             if self._log is not None:
-                self._log.write(line + "\n")
-                self._log.flush()  # the log is the record of a child that may die any moment
-            if self._echo is not None:
-                self._echo(line)
+                self._log.close()
+
+
+def stop_trees(children: Iterable[ChildProcess], *, dump: bool = False) -> None:
+    """Stop whole trees together: each signal goes to every tree before one bounded wait.
+
+    A stack dump (SIGUSR1) first if asked, then SIGTERM, then SIGKILL for what is left.
+    """
+    owners = list(children)
+    processes = [p for child in owners for p in child.tree()]
+    if dump:
+        _signal(processes, signal.SIGUSR1)
+        _wait_gone(owners, processes, DUMP_GRACE_S)
+    _signal(processes, signal.SIGTERM)
+    alive = _wait_gone(owners, processes, TERM_GRACE_S)
+    _signal(alive, signal.SIGKILL)
+    _wait_gone(owners, alive, TERM_GRACE_S)
+
+
+def _signal(processes: list[psutil.Process], signum: int) -> None:
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            process.send_signal(signum)
+
+
+def _wait_gone(
+    children: list[ChildProcess], processes: list[psutil.Process], timeout: float
+) -> list[psutil.Process]:
+    deadline = time.monotonic() + timeout
+    alive = processes
+    while alive and time.monotonic() < deadline:
+        for child in children:
+            child.poll()  # reap our direct children so they do not linger as zombies
+        alive = [p for p in alive if _running(p)]
+        if alive:
+            time.sleep(0.05)
+    return alive
 
 
 _PR_SET_PDEATHSIG = 1

@@ -18,7 +18,7 @@ import signal
 import sys
 import time
 from collections.abc import Collection, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import psutil
 
@@ -103,22 +103,28 @@ def descendants() -> list[psutil.Process]:
         return []
 
 
-def reap_zombies(keep: Collection[int] = ()) -> None:
+def reap_zombies(keep: Collection[int | psutil.Process] = ()) -> None:
     """Collect the exit status of adopted orphans that ended, so they leave the process table.
 
-    ``keep``: pids whose exit status somebody else (a ``subprocess.Popen``) still waits for.
+    ``keep``: processes (or pids) whose exit status somebody else (a ``subprocess.Popen``)
+    still waits for.
     """
     for process in _direct_children():
-        if process.pid not in keep and _status(process) == psutil.STATUS_ZOMBIE:
+        if not _kept(process, keep) and _status(process) == psutil.STATUS_ZOMBIE:
             _reap(process.pid)
 
 
-def stop_leftovers(keep: Collection[int] = (), grace_s: float = GRACE_S) -> list[Leftover]:
-    """Stop every descendant except ``keep`` (and theirs): SIGTERM, a bounded wait, SIGKILL."""
+def stop_leftovers(
+    keep: Collection[int | psutil.Process] = (), grace_s: float = GRACE_S
+) -> list[Leftover]:
+    """Stop every descendant but ``keep`` (processes or pids): SIGTERM, a bounded wait, SIGKILL.
+
+    What a kept process started is still stopped: ``keep`` spares a process, not its tree.
+    """
     stopped: list[Leftover] = []
     for _ in range(PASSES):
         reap_zombies(keep)
-        found = [p for p in descendants() if p.pid not in keep and _alive(p)]
+        found = [p for p in descendants() if not _kept(p, keep) and _alive(p)]
         if not found:
             break
         stopped += _stop(found, keep, grace_s)
@@ -126,21 +132,30 @@ def stop_leftovers(keep: Collection[int] = (), grace_s: float = GRACE_S) -> list
     return stopped
 
 
-def _stop(processes: list[psutil.Process], keep: Collection[int], grace_s: float) -> list[Leftover]:
-    described = {p.pid: _describe(p) for p in processes}
+def _kept(process: psutil.Process, keep: Collection[int | psutil.Process]) -> bool:
+    # A psutil.Process equals another only with the same pid and start time: no pid reuse.
+    return process in keep or process.pid in keep
+
+
+def _stop(
+    processes: list[psutil.Process], keep: Collection[int | psutil.Process], grace_s: float
+) -> list[Leftover]:
+    described = [_describe(p) for p in processes]  # before they go: a zombie has no cmdline
     _send(processes, signal.SIGTERM)
     alive = _wait_gone(processes, keep, grace_s)
     _send(alive, signal.SIGKILL)
     survivors = {p.pid for p in _wait_gone(alive, keep, grace_s)}
     killed = {p.pid for p in alive}
-    ended = {
-        pid: "" if pid in survivors else "SIGKILL" if pid in killed else "SIGTERM"
-        for pid in described
-    }
-    return [Leftover(**described[pid], signal=ended[pid]) for pid in described]
+    return [replace(left, signal=_ended_by(left.pid, killed, survivors)) for left in described]
 
 
-def _describe(process: psutil.Process) -> dict[str, object]:
+def _ended_by(pid: int, killed: set[int], survivors: set[int]) -> str:
+    if pid in survivors:
+        return ""  # it outlived SIGKILL too (uninterruptible sleep): still named
+    return "SIGKILL" if pid in killed else "SIGTERM"
+
+
+def _describe(process: psutil.Process) -> Leftover:
     name, cmdline, test = "?", "", None
     with contextlib.suppress(psutil.Error):
         name = process.name()
@@ -148,7 +163,7 @@ def _describe(process: psutil.Process) -> dict[str, object]:
         cmdline = shlex.join(process.cmdline())[:_CMDLINE_CHARS]
     with contextlib.suppress(psutil.Error):
         test = _test_of(process.environ().get("PYTEST_CURRENT_TEST"))
-    return {"pid": process.pid, "name": name, "cmdline": cmdline, "test": test}
+    return Leftover(pid=process.pid, name=name, cmdline=cmdline, test=test, signal="")
 
 
 def _test_of(current: str | None) -> str | None:
@@ -167,7 +182,7 @@ def _send(processes: list[psutil.Process], signum: int) -> None:
 
 
 def _wait_gone(
-    processes: list[psutil.Process], keep: Collection[int], timeout: float
+    processes: list[psutil.Process], keep: Collection[int | psutil.Process], timeout: float
 ) -> list[psutil.Process]:
     """Wait until each has ended (a zombie has); what is still running after ``timeout``."""
     deadline = time.monotonic() + timeout

@@ -43,7 +43,7 @@ class SimplerRun:
 def simpler_run(tmp_path: Path) -> Any:
     counter = iter(range(1000))
 
-    def run(*args: str, env: dict[str, str] | None = None) -> SimplerRun:
+    def run(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> SimplerRun:
         path = tmp_path / f"report-{next(counter)}.jsonl"
         argv = [sys.executable, "-m", "simpler", *_with_report(list(args), path)]
         child = subprocess.run(
@@ -51,7 +51,7 @@ def simpler_run(tmp_path: Path) -> Any:
             cwd=ROOT,
             capture_output=True,
             text=True,
-            timeout=300,
+            timeout=timeout,
             env={**os.environ, "SIMPLER_OP_TIMEOUT_MS": "150", **(env or {})},
         )
         return SimplerRun(child.returncode, child.stdout, child.stderr, path)

@@ -104,6 +104,7 @@ def test_sigterm_to_the_orchestrator_stops_children_and_reports_what_finished(
     tmp_path: Path,
 ) -> None:
     report = tmp_path / "report.jsonl"
+    notes = tmp_path / "pids"  # the scenario notes the detached process its hanging test started
     argv = [
         sys.executable,
         "-m",
@@ -118,9 +119,9 @@ def test_sigterm_to_the_orchestrator_stops_children_and_reports_what_finished(
         "--report",
         str(report),
         "--",
-        SUITE,
+        "tests/it/scenarios/scenario_leftover.py",
         "-k",
-        "hangs or passes",
+        "passes_quickly or detached_process_then_hangs",
     ]
     orchestrator = subprocess.Popen(
         argv,
@@ -128,23 +129,36 @@ def test_sigterm_to_the_orchestrator_stops_children_and_reports_what_finished(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ},
+        env={
+            **os.environ,
+            "SIMPLER_IT_PIDS": str(notes),
+            "SIMPLER_LOCK_DIR": str(tmp_path / "locks"),  # no other run delays the signal
+        },
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        # The orchestrator is appending meanwhile: the project's reader skips a torn last line.
-        records = report_file.read(report) if report.exists() else []
-        if any(r.get("type") == "child" for r in records):
-            break
-        time.sleep(0.2)
-    descendants = psutil.Process(orchestrator.pid).children(recursive=True)
-    orchestrator.send_signal(signal.SIGTERM)
-    out, err = orchestrator.communicate(timeout=60)
-    assert orchestrator.returncode == 1
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            # The orchestrator is appending meanwhile: the project's reader skips a torn last line.
+            records = report_file.read(report) if report.exists() else []
+            if any(r.get("type") == "child" for r in records) and notes.exists():
+                break
+            time.sleep(0.2)
+        descendants = psutil.Process(orchestrator.pid).children(recursive=True)
+        orchestrator.send_signal(signal.SIGTERM)
+        out, err = orchestrator.communicate(timeout=60)
+    finally:
+        orchestrator.kill()
+    assert orchestrator.returncode == 143, err  # 128 + SIGTERM, after the partial summary
     assert "interrupted by SIGTERM" in err
-    assert "simpler summary" in out and "test_passes_on_its_device" in report.read_text()
-    time.sleep(0.5)
-    assert not [p for p in descendants if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert "simpler summary" in out and "test_passes_quickly" in report.read_text()
+    ends = [r for r in report_file.read(report) if r["type"] == "phase" and r["event"] == "end"]
+    assert [(r["phase"], r["interrupted"]) for r in ends] == [
+        ("resource", "SIGTERM"),
+        ("report", None),
+    ]
+    detached = int(notes.read_text().split()[1])  # a new session: no group signal reaches it
+    alive = [p for p in descendants if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert detached in {p.pid for p in descendants} and not alive
 
 
 def test_a_device_whose_worker_could_not_be_reset_is_quarantined(simpler_run: Any) -> None:

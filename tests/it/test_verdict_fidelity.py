@@ -7,8 +7,11 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from simpler import report
 from simpler.reporting.summary import summarize
@@ -72,3 +75,65 @@ def test_an_empty_selection_is_pytest_s_exit_5(simpler_run: Any, tmp_path: Path)
     )
     assert plain_rc == run.returncode == 5
     assert "no tests ran" in run.stdout
+
+
+# Real suites from pinned sdists: transitions (its ini says -x -rf, and one of its tests
+# fails outside its own CI: a red suite cut short) and more-itertools (green, with
+# thousands of unittest subtests).
+THIRD_PARTY = {
+    "transitions": "0.9.3",
+    "more-itertools": "10.5.0",
+}
+
+
+@pytest.fixture(scope="session")
+def third_party_sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each pinned sdist, downloaded from the package index and unpacked once per session."""
+    folder = tmp_path_factory.mktemp("sdists")
+    pins = [f"{name}=={version}" for name, version in THIRD_PARTY.items()]
+    download = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:"]
+    done = subprocess.run(
+        [*download, "-d", str(folder), *pins], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, f"cannot download the pinned sdists: {done.stderr[-2000:]}"
+    sources = {}
+    for name, version in THIRD_PARTY.items():
+        archive = next(folder.glob(f"{name.replace('-', '[-_]')}-{version}.tar.gz"))
+        with tarfile.open(archive) as sdist:
+            sdist.extractall(folder, filter="data")
+        sources[name] = folder / archive.name.removesuffix(".tar.gz")
+    return sources
+
+
+@pytest.mark.parametrize("project", sorted(THIRD_PARTY))
+def test_a_third_party_suite_agrees_with_plain_pytest(
+    project: str, third_party_sources: dict[str, Path], tmp_path: Path
+) -> None:
+    source = third_party_sources[project]
+    plain_rc, plain = plain_pytest(tmp_path, "tests", cwd=source)
+    report_file = tmp_path / "report.jsonl"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "simpler",
+            "run",
+            "--platform",
+            "a5sim",
+            "--device",
+            "0-1",
+            "--report",
+            str(report_file),
+            "--",
+            "tests",
+        ],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    verdicts = summarize(report.read(report_file)).verdicts
+    ours = {nodeid: verdict.outcome for nodeid, verdict in verdicts.items()}
+    assert len(plain) > 100
+    assert ours == plain
+    assert done.returncode == plain_rc, done.stdout[-3000:]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 import threading
 import time
@@ -171,3 +173,26 @@ def test_the_log_is_written_while_the_child_runs(tmp_path: Path) -> None:
 def test_results_serialize_to_json(tmp_path: Path) -> None:
     (result,) = execute([_job("plain", "pass")], [3], _options(tmp_path)).results
     assert json.loads(json.dumps(result.serialize()))["devices"] == [3]
+
+
+def test_a_signal_is_only_noted_then_the_loop_stops_every_child_and_starts_nothing(
+    tmp_path: Path,
+) -> None:
+    previous = signal.getsignal(signal.SIGTERM)
+    jobs = [_job(f"long{i}", "import time; time.sleep(60)", est_s=5.0) for i in range(2)]
+    jobs.append(_job("never", "pass", est_s=1.0))
+    started: list[str] = []
+
+    def on_start(job: Job, _ids: tuple[int, ...]) -> None:
+        started.append(job.label)
+        if len(started) == 2:
+            os.kill(os.getpid(), signal.SIGTERM)  # the executor's handler takes it
+
+    begun = time.monotonic()
+    execution = execute(jobs, [0, 1], _options(tmp_path, on_start=on_start))
+    assert time.monotonic() - begun < 20
+    assert execution.stopped_by == "SIGTERM" and not execution.ok
+    results = {r.label: r for r in execution.results}
+    assert results["long0"].signal == results["long1"].signal == "SIGTERM"
+    assert results["never"].extra["not_run"] == "not run: stopped by SIGTERM"
+    assert signal.getsignal(signal.SIGTERM) is previous

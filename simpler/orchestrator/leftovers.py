@@ -1,0 +1,117 @@
+"""No process outlives a run: the run adopts orphans, and stops what is left when tests end.
+
+:func:`guarded_run` brackets the phases: it installs the signal handler
+(``simpler.orchestrator.signals``) and makes the orchestrator a child subreaper, so a
+process a test started and abandoned (a detached ``Popen``, a daemon) is re-parented to
+us. When the test phases are over (:meth:`RunGuard.tests_over`, before the summary) and
+again on the way out, every child tree still alive is stopped together, then every other
+descendant, and what was found goes into a ``leftover`` record:
+
+``when`` (``tests_over`` or ``exit``) and ``processes``: a list of
+``{pid, name, cmdline, test, signal}`` (``test``: the test that was running when the
+process was started, when known; ``signal``: the one that ended it).
+
+Only descendants are stopped, and only those the run started: a process that was already
+below us when the run began (``run_phases`` called inside a longer-lived process) is spared.
+
+A leftover is reported, not a failure: the test's own verdict stands and the exit code
+stays the tests'. The process is stopped either way, so nothing it holds outlives the run.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psutil
+
+from simpler.orchestrator.context import RunContext
+from simpler.orchestrator.signals import Interrupted, RunSignals, signals_raise_interrupted
+from simpler.scheduler.process import LIVE
+from simpler.scheduler.reaper import child_subreaper, descendants, stop_leftovers
+
+__all__ = ["RunGuard", "guarded_run", "leftover_lines", "sweep_leftovers"]
+
+NAMED_AT_MOST = 20
+
+
+class RunGuard:
+    """What ``run_phases`` holds while the phases run."""
+
+    def __init__(self, ctx: RunContext, signals: RunSignals) -> None:
+        self.ctx = ctx
+        self.signals = signals
+        self.before = set(descendants())  # not the run's to stop
+
+    def tests_over(self) -> None:
+        """Before the summary: no test runs any more, so nothing below us may either."""
+        self.signals.stop_raising()
+        LIVE.stop_all()
+        sweep_leftovers(self.ctx, "tests_over", spare=self.before)
+
+    @property
+    def interrupted(self) -> Interrupted | None:
+        """The signal the run got, even one that came too late to stop a phase."""
+        return self.signals.interrupted
+
+
+@contextmanager
+def guarded_run(ctx: RunContext) -> Iterator[RunGuard]:
+    with signals_raise_interrupted() as signals, child_subreaper():
+        guard = RunGuard(ctx, signals)
+        try:
+            yield guard
+        finally:
+            signals.stop_raising()
+            LIVE.stop_all()  # no process outlives the run
+            found = sweep_leftovers(ctx, "exit", spare=guard.before)
+            if found:
+                print(f"simpler: {_describe(found)[0]}", file=sys.stderr, flush=True)
+
+
+def sweep_leftovers(
+    ctx: RunContext,
+    when: str,
+    *,
+    spare: Collection[psutil.Process] = (),
+) -> list[dict[str, Any]]:
+    """Stop every descendant but ``spare`` and the children we still wait for; record them."""
+    keep: set[int | psutil.Process] = {*spare, *LIVE.pids()}
+    found = [leftover.as_dict() for leftover in stop_leftovers(keep=keep)]
+    if found:
+        try:
+            ctx.write("leftover", when=when, processes=found)
+        except OSError as error:  # the summary (or the way out) must not fail for it
+            print(f"simpler: {error}", file=sys.stderr)
+    return found
+
+
+def leftover_lines(records: Sequence[dict[str, Any]]) -> list[str]:
+    """The summary's lines for the ``leftover`` records among ``records`` (none: no lines)."""
+    found = [r["processes"] for r in records if r.get("type") == "leftover" and _listed(r)]
+    lines = _describe([p for processes in found for p in processes if isinstance(p, dict)])
+    return [f"*** {lines[0]} ***", *lines[1:]] if lines else []
+
+
+def _listed(record: dict[str, Any]) -> bool:
+    return isinstance(record.get("processes"), list)
+
+
+def _describe(processes: list[dict[str, Any]]) -> list[str]:
+    """One line naming them all; then, for those whose test is known, which test and what."""
+    if not processes:
+        return []
+    shown = processes[:NAMED_AT_MOST]
+    named = [f"{p.get('name') or '?'} ({p.get('pid')})" for p in shown]
+    if len(processes) > NAMED_AT_MOST:
+        named.append(f"and {len(processes) - NAMED_AT_MOST} more")
+    lines = [f"{len(processes)} leftover process(es) killed: {', '.join(named)}"]
+    lines += [
+        f"  {p.get('name') or '?'} ({p.get('pid')}) was started during {p['test']}: "
+        f"{p.get('cmdline') or '?'}"
+        for p in shown
+        if p.get("test")
+    ]
+    return lines

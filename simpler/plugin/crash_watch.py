@@ -1,0 +1,153 @@
+"""The xdist controller's side of the plugin: devices for its workers, and their crashes.
+
+Registered only in an xdist controller (the ``dsession`` process), where xdist's hooks run:
+
+- each starting worker is handed a free device through ``workerinput`` and frees it when it
+  goes down, so the worker xdist starts in place of a crashed one takes the dead worker's
+  device and two live workers never share one;
+- a crash is the verdict of the test that was running: a ``test`` record, ``failed``,
+  "worker gw0 crashed while running X", ``poisoned`` when the test held a pooled worker (so
+  the retry phase re-runs it in a fresh process);
+- when crashes stop the session (xdist's ``--max-worker-restart``), every test it never ran
+  gets a record that says so, instead of vanishing from the summary;
+- under ``simpler run`` the scope schedulers are replaced by ones that survive a crash
+  (``simpler.plugin.xdist_scheduling``: xdist's own hang or re-run the crashing test).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from simpler.plugin.device_assignment import ASSIGNED_DEVICE, DeviceAssigner
+from simpler.plugin.options import PluginSettings
+from simpler.plugin.state import write_record
+from simpler.plugin.test_records import (
+    HELD_WORKER,
+    HeldWorker,
+    build_crash_record,
+    build_not_run_record,
+)
+
+__all__ = ["CrashWatch"]
+
+
+class CrashWatch:
+    def __init__(self, config: pytest.Config, settings: PluginSettings, *, active: bool) -> None:
+        self._config = config
+        self._settings = settings
+        self._active = active  # under simpler (records wanted): also fix xdist's scheduling
+        self.devices = DeviceAssigner(settings.devices)
+        self._collection: list[str] = []
+        self._started: dict[str, float] = {}  # nodeid -> when its worker started it
+        self._setup_done: dict[str, HeldWorker | None] = {}  # nodeid -> worker its setup held
+        self._finished: set[str] = set()  # every test with a verdict
+        self._down: dict[str, str] = {}  # xdist worker id -> why it went down
+        self._not_run_line = ""
+        self.crashes = 0
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[ASSIGNED_DEVICE] = self.devices.assign(node.gateway.id)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        if error is not None:
+            self.crashes += 1
+            self._down[node.gateway.id] = str(error)
+        self.devices.free(node.gateway.id)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any | None:
+        if not self._active:
+            return None  # outside simpler, xdist is left alone
+        from simpler.plugin.xdist_scheduling import make_scheduler
+
+        return make_scheduler(config, log)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if not self._collection:
+            self._collection = list(ids)
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        self._started[nodeid] = time.time()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "setup":
+            held = HeldWorker.from_json(getattr(report, HELD_WORKER, None))
+            self._setup_done[report.nodeid] = held
+        elif report.when == "teardown":
+            self._finished.add(report.nodeid)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+        node: Any = getattr(report, "node", None)
+        worker_id = str(node.gateway.id) if node is not None else "?"
+        workerinput = getattr(node, "workerinput", {}) if node is not None else {}
+        held = self._setup_done.get(crashitem)
+        # Did the test hold a pooled worker? Its setup report says so exactly (the worker
+        # fixture runs in setup, and the report reaches this process before the call starts).
+        # Without a setup report the process died in setup, most likely in the worker fixture
+        # starting its device: an L2 test is one that uses the pooled worker (DESIGN, Phases),
+        # so it counts as holding one, and the fresh-process retry decides what it was --
+        # except in L2's pass of the tests that use no device (--simpler-l2-part plain).
+        no_devices_here = getattr(self._config.option, "simpler_l2_part", None) == "plain"
+        setup_died = crashitem not in self._setup_done and not no_devices_here
+        poisoned = held is not None or setup_died
+        started = self._started.get(crashitem)
+        record = build_crash_record(
+            crashitem,
+            xdist_worker=worker_id,
+            held=held,
+            device=workerinput.get(ASSIGNED_DEVICE),
+            poisoned=poisoned,
+            down=self._down.get(worker_id, "crashed"),
+            attempt=self._settings.attempt,
+            duration_s=time.time() - started if started is not None else 0.0,
+        )
+        write_record(self._settings, record)
+        self._finished.add(crashitem)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """After crashes, name every collected test that got no verdict (unless interrupted)."""
+        if not self.crashes or exitstatus == pytest.ExitCode.INTERRUPTED:
+            return
+        if not self._collection:
+            # Workers that die before any finishes collecting leave no test to name; without
+            # this, pytest's "no tests ran" (exit 5) would pass for an empty selection.
+            self._not_run_line = (
+                f"simpler: no test ran: xdist workers crashed {self.crashes} time(s) "
+                "before any of them finished collecting"
+            )
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            return
+        missing = [nodeid for nodeid in self._collection if nodeid not in self._finished]
+        if not missing:
+            return
+        reason = self._not_run_reason()
+        for nodeid in missing:
+            write_record(
+                self._settings,
+                build_not_run_record(nodeid, reason=reason, attempt=self._settings.attempt),
+            )
+        self._not_run_line = f"simpler: {len(missing)} test(s) {reason}"
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self._not_run_line:  # printed after pytest's progress line, with its summary
+            terminalreporter.write_line(self._not_run_line, red=True)
+
+    def _not_run_reason(self) -> str:
+        session = "L2 session" if self._settings.phase == "l2" else "xdist session"
+        cap = self._config.getoption("maxworkerrestart", None)
+        if cap is not None and self.crashes > int(cap):
+            return (
+                f"not run: the {session} stopped after {self.crashes} worker crashes "
+                f"(--max-worker-restart {cap})"
+            )
+        return (
+            f"not run: the {session} ended without running it, "
+            f"after {self.crashes} worker crash(es)"
+        )

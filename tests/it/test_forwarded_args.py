@@ -1,0 +1,49 @@
+"""The user's pytest args reach every kind of process simpler starts, each as it can take them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+SUITE = "tests/it/scenarios/forwarded"
+POOLED = f"{SUITE}/scenario_pooled.py"
+TRIGGER = f"{POOLED}::TestTrigger::test_launch"
+VICTIMS = [f"{POOLED}::TestVictim1::test_noop", f"{POOLED}::TestVictim2::test_add"]
+DESELECTED = f"{POOLED}::TestDeselected::test_never_runs"
+RESOURCE = f"{SUITE}/scenario_devices.py::test_on_its_own_device"
+
+
+def test_deselect_ignore_and_n_reach_l2_resource_and_retry(simpler_run: Any) -> None:
+    """L2 under -n 2, a Resource child, and retry processes for a poison-skip: all green."""
+    run = simpler_run(
+        "run",
+        "--platform",
+        "a5sim",
+        "--device",
+        "0-1",
+        "--",
+        SUITE,
+        "-o",
+        "python_files=scenario_*.py",
+        "--deselect",
+        DESELECTED,
+        "--ignore",
+        f"{SUITE}/ignored",
+        "-n",
+        "2",
+        "--dist",
+        "loadfile",
+        "--sim-fault",
+        "hang@TestTrigger#1",
+        "--sim-fault",
+        "force_reset_fail",
+    )
+    tail = run.stdout[-3000:] + run.stderr[-2000:]
+    assert run.returncode == 0, tail
+    l2 = run.outcomes("l2")
+    assert {l2[v] for v in VICTIMS} == {"poison_skipped"}, tail
+    assert all(r["worker"].endswith(("gw0", "gw1")) for r in run.records("test", phase="l2"))
+    assert run.outcomes("resource") == {RESOURCE: "passed"}
+    assert run.outcomes("retry") == {**dict.fromkeys(VICTIMS, "recovered"), TRIGGER: "flaky"}
+    ran = {r["nodeid"] for r in run.records("test")} | {r["nodeid"] for r in run.records("child")}
+    assert DESELECTED not in ran
+    assert not [n for n in ran if "/ignored/" in n]
