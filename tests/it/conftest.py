@@ -43,12 +43,17 @@ class SimplerRun:
 def simpler_run(tmp_path: Path) -> Any:
     counter = iter(range(1000))
 
-    def run(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> SimplerRun:
+    def run(
+        *args: str,
+        env: dict[str, str] | None = None,
+        timeout: float = 300,
+        cwd: Path = ROOT,
+    ) -> SimplerRun:
         path = tmp_path / f"report-{next(counter)}.jsonl"
         argv = [sys.executable, "-m", "simpler", *_with_report(list(args), path)]
         child = subprocess.run(
             argv,
-            cwd=ROOT,
+            cwd=cwd,
             capture_output=True,
             text=True,
             timeout=timeout,

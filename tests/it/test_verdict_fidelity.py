@@ -107,33 +107,13 @@ def third_party_sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, P
 
 @pytest.mark.parametrize("project", sorted(THIRD_PARTY))
 def test_a_third_party_suite_agrees_with_plain_pytest(
-    project: str, third_party_sources: dict[str, Path], tmp_path: Path
+    project: str, third_party_sources: dict[str, Path], tmp_path: Path, simpler_run: Any
 ) -> None:
     source = third_party_sources[project]
     plain_rc, plain = plain_pytest(tmp_path, "tests", cwd=source)
-    report_file = tmp_path / "report.jsonl"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "simpler",
-            "run",
-            "--platform",
-            "a5sim",
-            "--device",
-            "0-1",
-            "--report",
-            str(report_file),
-            "--",
-            "tests",
-        ],
-        cwd=source,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    run = simpler_run(
+        "run", "--platform", "a5sim", "--device", "0-1", "--", "tests", cwd=source, timeout=600
     )
-    verdicts = summarize(report.read(report_file)).verdicts
-    ours = {nodeid: verdict.outcome for nodeid, verdict in verdicts.items()}
     assert len(plain) > 100
-    assert ours == plain
-    assert done.returncode == plain_rc, done.stdout[-3000:]
+    assert simpler_verdicts(run) == plain
+    assert run.returncode == plain_rc, run.stdout[-3000:]
