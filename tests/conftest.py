@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import itertools
 import os
+import tempfile
 from collections.abc import Iterator
 
 import pytest
 
 # Short op-timeout so that reaping a hung op costs the suite little time.
 os.environ.setdefault("SIMPLER_OP_TIMEOUT_MS", "150")
+# Device locks of our own: another run on this host (a developer's, another checkout's
+# tests) must not make these tests wait for its cards, nor they for ours.
+os.environ.setdefault("SIMPLER_LOCK_DIR", tempfile.mkdtemp(prefix="simpler-test-locks-"))
 
 PLATFORMS = ("a5sim", "a2a3sim")
 _next_device = itertools.count(100)

@@ -1,10 +1,18 @@
-"""JUnit XML (xunit2 flavour) of a whole run: every test over all phases, and every child job.
+"""JUnit XML of a whole run, as ``pytest --junitxml`` would name it: every test over all phases.
 
 One job: report records in, one XML file out, for CI tools that read JUnit. Each test's
-outcome is its final verdict from ``simpler.reporting.verdicts``, so the XML and the summary never
-disagree; retried tests carry their earlier attempts as ``flakyFailure`` (passed on retry)
-or ``rerunFailure`` (failed every time) elements. Resource-phase child jobs form a suite of
-their own, since a child that crashed early leaves no test record to hang its failure on.
+outcome is its final verdict from ``simpler.reporting.verdicts``, so the XML and the summary
+never disagree; retried tests carry their earlier attempts as ``flakyFailure`` (passed on
+retry) or ``rerunFailure`` (failed every time) elements. Tests keep pytest's own names
+(``classname="tests.st.test_a.TestX"``, ``name="test_y[p]"``, times to three decimals), so a
+CI tool configured for pytest's JUnit reads simpler's the same way. A Resource-phase child is
+its test's process: what it went through lands on its test's testcase, and a child that
+crashed before its test's record gets a testcase named as that test would be.
+
+Each ``<testsuite>`` follows the Surefire 3.0 test-report schema (the one that defines the
+flaky and rerun elements): children in the schema's order, every interim result with its
+``stackTrace``, times with at most three decimals; beyond it only pytest's own attributes
+(``timestamp`` on the suite, ``type`` on ``skipped``).
 """
 
 from __future__ import annotations
@@ -16,7 +24,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from junitparser import Error, Failure, Skipped
-from junitparser.junitparser import FinalResult
+from junitparser.junitparser import Element, FinalResult, SystemOut
+from junitparser.junitparser import TestCase as BaseTestCase
 from junitparser.xunit2 import (
     FlakyError,
     FlakyFailure,
@@ -39,14 +48,28 @@ from simpler.reporting.resource_block import (
 )
 from simpler.reporting.verdicts import Verdict, decide_verdicts
 
-__all__ = ["CHILDREN_SUITE", "TESTS_SUITE", "JUnitUnwritable", "build_junit", "write_junit"]
+__all__ = ["TESTS_SUITE", "JUnitUnwritable", "build_junit", "pytest_names", "write_junit"]
 
 TESTS_SUITE = "tests"
-CHILDREN_SUITE = "resource children"
-_CHILDREN_CLASSNAME = "resource_children"
 _FAILED_ATTEMPTS = ("failed", "error")  # earlier attempts worth an interim element
 # XML 1.0 cannot carry most control characters at all, escaped or not; test output can.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# What pytest's bin_xml_escape writes as ``#xNN`` in a test's name (DEL included).
+_NOT_IN_PYTEST_NAME = re.compile(
+    "[^\u0009\u000a\u000d\u0020-\u007e\u0080-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+)
+# A testcase's children in the order the Surefire 3.0 schema's sequence requires.
+_SCHEMA_ORDER = (
+    "failure",
+    "rerunFailure",
+    "flakyFailure",
+    "skipped",
+    "error",
+    "rerunError",
+    "flakyError",
+    "system-out",
+    "system-err",
+)
 
 
 class JUnitUnwritable(OSError):
@@ -69,27 +92,59 @@ def write_junit(records: Sequence[Record], path: str | os.PathLike[str]) -> None
 
 
 def build_junit(records: Sequence[Record]) -> JUnitXml:
-    """The JUnit document for ``records``: a tests suite and, if any ran, a children suite."""
+    """The JUnit document for ``records``: one suite, a testcase per test (or lone child)."""
     xml = JUnitXml()
     verdicts = decide_verdicts(records)
-    xml.add_testsuite(_tests_suite(records, verdicts))
     children = latest_children(r for r in records if r.get("type") == "child")
-    if children:
-        xml.add_testsuite(_children_suite(children, verdicts))
+    xml.add_testsuite(_tests_suite(records, verdicts, children))
     xml.update_statistics()  # type: ignore[no-untyped-call]  # junitparser leaves it untyped
+    for element in (xml, *xml):
+        _set_time(element, float(element.time or 0.0))
     return xml
+
+
+def pytest_names(nodeid: str) -> tuple[str, str]:
+    """``(classname, name)`` as ``pytest --junitxml`` writes them for ``nodeid``.
+
+    ``tests/st/test_a.py::TestX::test_y[p]`` is ``("tests.st.test_a.TestX", "test_y[p]")``:
+    the path without ``.py`` and with ``/`` as ``.``, then the classes; the name keeps its
+    parameters, and ``::`` inside them splits nothing (pytest's ``mangle_test_address``).
+    """
+    path, sep, tail = nodeid.partition("::")
+    if not sep:  # no test inside: the whole id is a path, brackets and all
+        names = [path]
+    else:
+        name_part, bracket, params = tail.partition("[")
+        names = [path, *name_part.split("::")]
+        if bracket:
+            names[-1] += f"[{params.removesuffix(']')}]"
+    names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
+    name = _NOT_IN_PYTEST_NAME.sub(lambda m: _pytest_escape(m.group()), names[-1])
+    return _clean(".".join(names[:-1])), name
+
+
+def _pytest_escape(char: str) -> str:
+    code = ord(char)
+    return f"#x{code:02X}" if code <= 0xFF else f"#x{code:04X}"
 
 
 # --- tests -------------------------------------------------------------------------------
 
 
-def _tests_suite(records: Sequence[Record], verdicts: dict[str, Verdict]) -> TestSuite:
+def _tests_suite(
+    records: Sequence[Record], verdicts: dict[str, Verdict], children: list[Record]
+) -> TestSuite:
     attempts = _attempts_by_nodeid(records)
+    by_nodeid = {str(c["nodeid"]): c for c in children if c.get("nodeid")}
     suite = _suite(TESTS_SUITE, records)
+    cases: list[BaseTestCase] = [
+        _test_case(verdict, attempts.get(nodeid, []), by_nodeid.get(nodeid))
+        for nodeid, verdict in verdicts.items()
+    ]
+    # A child whose test never reported (it crashed first) is a test all the same.
+    cases += [_lone_child_case(c) for c in children if str(c.get("nodeid") or "") not in verdicts]
     # add_testcases recounts once; add_testcase per case would recount the suite each time.
-    suite.add_testcases(
-        [_test_case(verdict, attempts.get(nodeid, [])) for nodeid, verdict in verdicts.items()]
-    )
+    suite.add_testcases(cases)
     return suite
 
 
@@ -103,18 +158,66 @@ def _attempts_by_nodeid(records: Sequence[Record]) -> dict[str, list[Record]]:
     return attempts
 
 
-def _test_case(verdict: Verdict, attempts: list[Record]) -> TestCase:
-    classname, name = split_nodeid(verdict.nodeid)
-    case = TestCase(name, classname, _duration(verdict.record))
+def _test_case(verdict: Verdict, attempts: list[Record], child: Record | None) -> TestCase:
     final = _final_result(verdict)
-    if final is not None:
-        case.result = [final]
+    interims: list[InterimResult] = []
     interim_kinds = _interim_kinds(verdict.outcome)
     if interim_kinds is not None:
         for record in attempts:
             if record is not verdict.record and record.get("outcome") in _FAILED_ATTEMPTS:
-                case.add_interim_result(_interim(record, *interim_kinds))
-    case.system_out = _clean(_facts(verdict, attempts))
+                interims.append(_interim(record, *interim_kinds))
+    facts = _facts(verdict, attempts)
+    if child is not None:
+        facts += "\n" + _child_facts(child)
+        if child_failed(child) and not _child_failure_recorded(child, attempts):
+            final, interims = _with_child_failure(verdict, child, final, interims)
+    return _case(verdict.nodeid, _duration(verdict.record), final, interims, facts)
+
+
+def _child_failure_recorded(child: Record, attempts: list[Record]) -> bool:
+    """Whether the child's own test record already says its test failed there."""
+    phase = child.get("phase") or "resource"
+    return any(r.get("phase") == phase and r.get("outcome") in _FAILED_ATTEMPTS for r in attempts)
+
+
+def _with_child_failure(
+    verdict: Verdict, child: Record, final: FinalResult | None, interims: list[InterimResult]
+) -> tuple[FinalResult | None, list[InterimResult]]:
+    """A failed child its test's records do not tell of, counted as the summary counts it."""
+    message = f"{describe_exit(child)}; its test then {verdict.outcome}"
+    if verdict.outcome in PASSING_OUTCOMES:  # passed later (or anyway): history, not a verdict
+        return final, [*interims, _child_interim(child, message, FlakyFailure)]
+    if verdict.green:  # skipped or xfailed, yet its process failed: the summary says failure
+        return _with_text(Failure(message, _exit_kind(child)), _tail(child)), interims
+    # It failed anyway: the child's failure is an earlier attempt.
+    return final, [_child_interim(child, message, RerunFailure), *interims]
+
+
+def _lone_child_case(child: Record) -> TestCase:
+    """A child whose test left no record: a testcase named as that test would be."""
+    final: FinalResult | None = None
+    if child_failed(child):
+        final = _with_text(Failure(describe_exit(child), _exit_kind(child)), _tail(child))
+    address = str(child.get("nodeid") or child.get("label") or "?")
+    facts = "simpler: no test record; " + _child_facts(child)
+    return _case(address, _duration(child), final, [], facts)
+
+
+def _case(
+    nodeid: str,
+    duration: float,
+    final: FinalResult | None,
+    interims: list[InterimResult],
+    facts: str,
+) -> TestCase:
+    classname, name = pytest_names(nodeid)
+    case = TestCase(name, classname)
+    _set_time(case, duration)
+    parts: list[Element] = [*([final] if final is not None else []), *interims]
+    parts.append(SystemOut(_clean(facts)))
+    # Sorted is stable: attempts keep their order within one kind.
+    for part in sorted(parts, key=lambda part: _SCHEMA_ORDER.index(part._elem.tag)):
+        case.append(part)  # type: ignore[no-untyped-call]  # junitparser leaves it untyped
     return case
 
 
@@ -123,8 +226,8 @@ def _final_result(verdict: Verdict) -> FinalResult | None:
     record, outcome = verdict.record, verdict.outcome
     if outcome in PASSING_OUTCOMES:
         return None
-    if outcome == "skipped":
-        return Skipped(_message(record) or "skipped")
+    if outcome == "skipped":  # as pytest writes it: type included, "Skipped: " not
+        return Skipped(_message(record).removeprefix("Skipped: ") or "skipped", "pytest.skip")
     if outcome == "xfailed":  # as pytest's own junitxml writes an expected failure
         return Skipped(_xfail_reason(_message(record)), "pytest.xfail")
     if outcome == "xpassed":  # a non-strict XPASS passes in pytest's JUnit too
@@ -158,19 +261,6 @@ def _interim_kinds(outcome: str) -> tuple[type[InterimResult], type[InterimResul
     return RerunFailure, RerunError  # it failed every time
 
 
-def split_nodeid(nodeid: str) -> tuple[str, str]:
-    """``("tests/st/test_a.py::TestX", "test_y[p]")`` for ``tests/st/test_a.py::TestX::test_y[p]``.
-
-    A parameter id may itself hold ``::``; only the part before its ``[`` is split.
-    """
-    bracket = nodeid.find("[")
-    head = nodeid if bracket < 0 else nodeid[:bracket]
-    cut = head.rfind("::")
-    if cut < 0:
-        return "", nodeid
-    return nodeid[:cut], nodeid[cut + 2 :]
-
-
 def _interim(
     record: Record, on_failure: type[InterimResult], on_error: type[InterimResult]
 ) -> InterimResult:
@@ -178,9 +268,13 @@ def _interim(
     interim = kind(
         _message(record) or str(record.get("outcome")), str(record.get("outcome") or "failed")
     )
-    tail = _tail(record)
-    if tail:
-        interim.stack_trace = tail
+    interim.stack_trace = _tail(record)  # the schema requires the element, even empty
+    return interim
+
+
+def _child_interim(child: Record, message: str, kind: type[InterimResult]) -> InterimResult:
+    interim = kind(message, _exit_kind(child))
+    interim.stack_trace = _tail(child)
     return interim
 
 
@@ -210,33 +304,13 @@ def _facts(verdict: Verdict, attempts: list[Record]) -> str:
     return "\n".join(lines)
 
 
-# --- children ----------------------------------------------------------------------------
-
-
-def _children_suite(children: list[Record], verdicts: dict[str, Verdict]) -> TestSuite:
-    suite = _suite(CHILDREN_SUITE, children)
-    suite.add_testcases([_child_case(child, verdicts) for child in children])
-    return suite
-
-
-def _child_case(child: Record, verdicts: dict[str, Verdict]) -> TestCase:
-    case = TestCase(str(child.get("label") or "?"), _CHILDREN_CLASSNAME, _duration(child))
-    if child_failed(child):
-        message = describe_exit(child)
-        verdict = verdicts.get(str(child.get("nodeid") or ""))
-        if verdict is not None and verdict.outcome in PASSING_OUTCOMES:
-            # Its test passed when re-run later, as the summary counts it: the child's
-            # failure is history, not the verdict.
-            flaky = FlakyFailure(f"{message}; its test then {verdict.outcome}", _exit_kind(child))
-            if _tail(child):
-                flaky.stack_trace = _tail(child)
-            case.add_interim_result(flaky)
-        else:
-            case.result = [_with_text(Failure(message, _exit_kind(child)), _tail(child))]
-    facts = [f"devices {devices_text(child)}"]
-    facts += [f"{key} {child[key]}" for key in ("nodeid", "log") if child.get(key)]
-    case.system_out = _clean(", ".join(facts))
-    return case
+def _child_facts(child: Record) -> str:
+    facts = [f"Resource child {describe_exit(child)}", f"devices {devices_text(child)}"]
+    if child.get("label") and child.get("label") != child.get("nodeid"):
+        facts.append(f"label {child['label']}")
+    if child.get("log"):
+        facts.append(f"log {child['log']}")
+    return ", ".join(facts)
 
 
 def _exit_kind(child: Record) -> str:
@@ -258,6 +332,11 @@ def _suite(name: str, records: Iterable[Record]) -> TestSuite:
     if stamps:
         suite.timestamp = datetime.fromtimestamp(min(stamps), UTC).isoformat(timespec="seconds")
     return suite
+
+
+def _set_time(element: Element, seconds: float) -> None:
+    """``time`` as pytest writes it, three decimals: the most the Surefire schema allows."""
+    element._elem.set("time", f"{seconds:.3f}")
 
 
 def _with_text(result: FinalResult, text: str) -> FinalResult:
