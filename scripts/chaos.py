@@ -43,7 +43,6 @@ VICTIMS = [
 RESOURCE_TESTS = [
     f"{RESOURCE_FILE}::test_child_on_its_device",
     f"{RESOURCE_FILE}::test_child_fault",
-    f"{RESOURCE_FILE}::test_two_cards",
 ]
 ALL_TESTS = [TRIGGER, *VICTIMS, CRASHER, *RESOURCE_TESTS]
 GREEN = {"passed", "recovered", "flaky", "skipped"}
@@ -53,7 +52,7 @@ CHECKS = ("no cascade", "failures named", "no record lost", "no leftovers", "exi
 @dataclass(frozen=True)
 class Scenario:
     name: str
-    faults: tuple[str, ...] = ()  # --sim-fault values
+    faults: tuple[str, ...] = ()  # --simpler-sim-fault values
     child: str = ""  # CHAOS_CHILD for the Resource suite
     run_args: tuple[str, ...] = ()
     pytest_args: tuple[str, ...] = ()  # after --, besides the suite and the faults
@@ -160,7 +159,7 @@ def run_once(scenario: Scenario, platform: str, workdir: Path) -> Outcome:
         *scenario.pytest_args,
     ]
     for fault in scenario.faults:
-        argv += ["--sim-fault", fault]
+        argv += ["--simpler-sim-fault", fault]
     if scenario.split:
         return _split_sessions(scenario, platform, argv, env, report_file, run_id)
     orchestrator = subprocess.Popen(

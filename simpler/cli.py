@@ -247,7 +247,8 @@ def _check_faults(pytest_args: list[str]) -> None:
     from simpler.runner.faults import parse_faults
 
     specs = [("SIMPLER_SIM_FAULTS", os.environ.get("SIMPLER_SIM_FAULTS"))]
-    specs += [("--sim-fault", value) for value in option_values(pytest_args, "--sim-fault")]
+    faults = option_values(pytest_args, "--simpler-sim-fault")
+    specs += [("--simpler-sim-fault", value) for value in faults]
     for source, spec in specs:
         try:
             parse_faults(spec, source)

@@ -35,7 +35,7 @@ def l2_phase(ctx: RunContext) -> int:
 
 
 def _common_flags(ctx: RunContext) -> list[str]:
-    return ["--class-lines", *([] if ctx.recovery else ["--no-recovery"])]
+    return ["--simpler-class-lines", *([] if ctx.recovery else ["--simpler-no-recovery"])]
 
 
 def _pooled_pass(ctx: RunContext, *, part_flags: list[str]) -> int:

@@ -58,7 +58,7 @@ OPTION = "option"  # every other option, with its values
 
 FILE_OR_DIR = "file_or_dir"  # pytest's name for its positional arguments
 # pytest-xdist's options that start, size or steer distribution, and simpler's own
-# --max-parallel, which sizes it: none of them may reach a process that must not distribute.
+# --simpler-max-parallel, which sizes it: none of them may reach a process that must not distribute.
 XDIST_DESTS = frozenset(
     {
         "numprocesses",
@@ -73,7 +73,7 @@ XDIST_DESTS = frozenset(
         "rsyncdir",
         "rsyncignore",
         "looponfail",
-        "max_parallel",
+        "simpler_max_parallel",
     }
 )
 AUTO_WORKERS = ("auto", "logical")
@@ -172,7 +172,7 @@ def _pytest(*args: str) -> list[str]:
 
 
 def _target(platform: str, devices: str, report: str) -> list[str]:
-    return ["--platform", platform, "--device", devices, "--report", report]
+    return ["--simpler-platform", platform, "--simpler-device", devices, "--simpler-report", report]
 
 
 def pytest_call(
@@ -272,7 +272,8 @@ def collection_argv(
     The user's args as given: xdist starts no worker under --collect-only, and ``-p no:xdist``
     would make an ``-n`` in the project's addopts a usage error.
     """
-    own = ["--collect-only", "-q", "--platform", platform, "--device", format_devices(devices)]
+    own = ["--collect-only", "-q", "--simpler-platform", platform]
+    own += ["--simpler-device", format_devices(devices)]
     own += ["--simpler-args", described]
     if listing is not None:
         own += ["--simpler-list", listing]

@@ -1,6 +1,6 @@
 """The Resource phase: one child pytest per ``device_count`` test, placed by the scheduler.
 
-Each child gets its devices as ``--device 4-5`` and ``SIMPLER_DEVICES=4,5``; its
+Each child gets its devices as ``--simpler-device 4-5`` and ``SIMPLER_DEVICES=4,5``; its
 output streams to ``<report dir>/logs/<label>.log``; its end becomes a ``child``
 record the moment it is known, so a killed orchestrator loses no finished child.
 """

@@ -1,41 +1,78 @@
-"""The fixtures a device test asks for: its pooled ``worker``, its ``devices``, the platform."""
+"""The fixtures a device test asks for: its pooled ``worker``, its ``devices``, the platform.
+
+They work in every session, the plugin active or not; inactive, the settings come from the
+environment and the defaults (platform a5sim, device 0) and no record is written.
+"""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
 
-from simpler.plugin.options import PluginSettings
+from simpler.plugin.device_assignment import worker_device
+from simpler.plugin.options import PluginSettings, resolve_settings
 from simpler.plugin.state import POOL, SETTINGS, TRACE, write_record
 from simpler.plugin.test_records import TestTrace
+from simpler.plugin.worker_pool import WorkerPool
 
 if TYPE_CHECKING:
     from recovery.lifecycle import PooledWorker
 
-__all__ = ["devices", "simpler_platform", "worker"]
+__all__ = ["devices", "session_settings", "simpler_platform", "worker"]
 
 DEFAULT_RUNTIME = "default"
+
+
+def session_settings(config: pytest.Config) -> PluginSettings:
+    """The active plugin's settings; inactive, resolved on first use (a bad one fails the test)."""
+    settings = config.stash.get(SETTINGS, None)
+    if settings is None:
+        try:
+            settings = resolve_settings(config, active=False)
+        except pytest.UsageError as error:
+            pytest.fail(f"simpler: {error}", pytrace=False)
+        config.stash[SETTINGS] = settings
+    return settings
+
+
+def _pool(config: pytest.Config, settings: PluginSettings) -> WorkerPool:
+    """This process's pooled workers, made on first use (the runner loads only then)."""
+    pool = config.stash.get(POOL, None)
+    if pool is None:
+        workerinput = getattr(config, "workerinput", None)
+        pool = WorkerPool(
+            settings.platform,
+            worker_device(settings.devices, workerinput),
+            (workerinput or {}).get("workerid", "main"),
+            functools.partial(write_record, settings),
+            recovery=settings.recovery,
+        )
+        config.stash[POOL] = pool
+    return pool
 
 
 @pytest.fixture
 def worker(request: pytest.FixtureRequest) -> Iterator[PooledWorker]:
     """The pooled L2 worker for this test's runtime on this process's device."""
     config = request.config
-    settings = config.stash[SETTINGS]
+    settings = session_settings(config)
     marker = request.node.get_closest_marker("runtime")
     runtime = str(marker.args[0]) if marker and marker.args else DEFAULT_RUNTIME
-    pool = config.stash[POOL]
+    pool = _pool(config, settings)
     if pool.device is None:
+        # The device-sharing guard: where a device is used, not a refusal of the whole session.
         held = ", ".join(map(str, settings.devices))
         pytest.fail(
             f"xdist worker {pool.xdist_worker} has no device of its own: every device "
-            f"({held}) is held by another live xdist worker, and a device is never shared",
+            f"({held}) is held by another xdist worker, and a device is never shared "
+            "(use fewer xdist workers than devices, or more devices: --simpler-device)",
             pytrace=False,
         )
     pooled = pool.get(runtime)
-    trace = request.node.stash[TRACE]
+    trace = request.node.stash.setdefault(TRACE, TestTrace())
     trace.worker, trace.runtime, trace.device = str(pooled.key), runtime, pooled.key.device
     if not pooled.runnable:
         _refuse_unrunnable(pooled, request.node.nodeid, settings, trace)
@@ -68,11 +105,11 @@ def _refuse_unrunnable(
 
 @pytest.fixture
 def simpler_platform(request: pytest.FixtureRequest) -> str:
-    """The platform this run targets (``--platform``)."""
-    return request.config.stash[SETTINGS].platform
+    """The platform this run targets (``--simpler-platform``)."""
+    return session_settings(request.config).platform
 
 
 @pytest.fixture
 def devices(request: pytest.FixtureRequest) -> list[int]:
     """The device ids this process was given (a Resource child's allocation)."""
-    return list(request.config.stash[SETTINGS].devices)
+    return list(session_settings(request.config).devices)

@@ -1,13 +1,14 @@
 """simpler's pytest plugin: pooled device workers that heal, a record per test, readable output.
 
-Loaded through the ``pytest11`` entry point. It never imports cppyy itself:
+Loaded through the ``pytest11`` entry point into every pytest run of an environment where
+simpler is installed, so it is invisible until asked for (``plugin_active``): inactive, it
+registers its markers and fixtures and does nothing else. It never imports cppyy itself:
 the runner loads only when a test first asks for a ``worker``.
 """
 
 from __future__ import annotations
 
 import faulthandler
-import functools
 import json
 import os
 import signal
@@ -19,13 +20,19 @@ import pytest
 
 from simpler.plugin.class_progress import ClassProgress, ProgressReporter
 from simpler.plugin.crash_watch import CrashWatch
-from simpler.plugin.device_assignment import worker_device
 from simpler.plugin.fixtures import devices, simpler_platform, worker
 from simpler.plugin.invocation import write_arg_description
-from simpler.plugin.options import add_options, resolve_settings
-from simpler.plugin.state import POOL, PROGRESS, SETTINGS, TRACE, write_record
+from simpler.plugin.options import add_options, plugin_active, resolve_settings
+from simpler.plugin.state import (
+    ACTIVE,
+    POOL,
+    PROGRESS,
+    SETTINGS,
+    TRACE,
+    is_active,
+    write_record,
+)
 from simpler.plugin.test_records import HELD_WORKER, HeldWorker, TestTrace, build_test_record
-from simpler.plugin.worker_pool import WorkerPool
 
 __all__ = [
     "devices",
@@ -60,11 +67,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    """Size xdist to the devices before xdist starts its workers: never share a device."""
+    """Size xdist to the devices before xdist starts its workers (only when asked for).
+
+    No session-wide refusal: an xdist worker past the devices fails only the tests that ask
+    it for a ``worker`` (the ``worker`` fixture says why); ``simpler run`` refuses up front.
+    """
+    if not plugin_active(config):
+        return  # inactive: xdist is left alone, nothing is refused
     settings = resolve_settings(config)
-    max_parallel = config.option.max_parallel
+    max_parallel = config.option.simpler_max_parallel
     if max_parallel is not None and max_parallel < 1:
-        raise pytest.UsageError(f"--max-parallel must be 1 or more, got {max_parallel}")
+        raise pytest.UsageError(f"--simpler-max-parallel must be 1 or more, got {max_parallel}")
     if not hasattr(config.option, "numprocesses") or config.option.collectonly:
         return  # collecting starts no xdist worker (an -n in a project's addopts included)
     if config.option.simpler_l2_part == "plain":
@@ -72,11 +85,6 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     if max_parallel is not None and not config.option.numprocesses:
         config.option.numprocesses = max_parallel
     wanted = config.option.numprocesses
-    if isinstance(wanted, int) and wanted > len(settings.devices):
-        raise pytest.UsageError(
-            f"{wanted} xdist workers asked for, but --device names {len(settings.devices)} "
-            f"device(s) ({', '.join(map(str, settings.devices))}); a device is never shared"
-        )
     no_cap = getattr(config.option, "maxworkerrestart", "") is None  # the user set none
     if isinstance(wanted, int) and wanted > 0 and settings.report is not None and no_cap:
         config.option.maxworkerrestart = str(RESTARTS_PER_WORKER * wanted)
@@ -84,12 +92,16 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 
 @pytest.hookimpl(trylast=True)  # after the terminal reporter exists
 def pytest_configure(config: pytest.Config) -> None:
+    # Registered active or not: a --strict-markers suite that uses them must still collect.
     config.addinivalue_line("markers", "runtime(name): the runtime the test's pooled worker runs")
     config.addinivalue_line(
         "markers",
         "device_count(n, est=None, timeout=None): a Resource test needing n devices "
         "(est, timeout: seconds)",
     )
+    config.stash[ACTIVE] = plugin_active(config)
+    if not config.stash[ACTIVE]:
+        return  # invisible: no records, no output, no faults, no xdist hooks
     settings = resolve_settings(config)
     config.stash[SETTINGS] = settings
     if _DUMP_FD is not None:
@@ -99,28 +111,16 @@ def pytest_configure(config: pytest.Config) -> None:
         from simpler import runner
 
         try:
-            runner.configure_faults(settings.faults, source="SIMPLER_SIM_FAULTS/--sim-fault")
+            runner.configure_faults(
+                settings.faults, source="SIMPLER_SIM_FAULTS/--simpler-sim-fault"
+            )
         except ValueError as error:
             raise pytest.UsageError(str(error)) from None
-    if _runs_tests_here(config):
-        workerinput = getattr(config, "workerinput", None)
-        config.stash[POOL] = WorkerPool(
-            settings.platform,
-            worker_device(settings.devices, workerinput),
-            (workerinput or {}).get("workerid", "main"),
-            functools.partial(write_record, settings),
-            recovery=settings.recovery,
-        )
     terminal = config.pluginmanager.get_plugin("terminalreporter")
     if settings.class_lines and terminal is not None and not hasattr(config, "workerinput"):
         terminal.showfspath = False  # the class lines name their files themselves
         config.stash[PROGRESS] = ClassProgress(terminal, live=terminal.isatty())
         config.pluginmanager.register(ProgressReporter(config.stash[PROGRESS]), "simpler-progress")
-
-
-def _runs_tests_here(config: pytest.Config) -> bool:
-    """False in an xdist controller, which only hands tests to its workers."""
-    return not config.pluginmanager.has_plugin("dsession")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -130,7 +130,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     that may run after ours; it starts the workers in a ``pytest_sessionstart`` after this one.
     """
     config = session.config
-    if config.pluginmanager.has_plugin("dsession"):
+    if is_active(config) and config.pluginmanager.has_plugin("dsession"):
         settings = config.stash[SETTINGS]
         watch = CrashWatch(config, settings, active=settings.report is not None)
         config.pluginmanager.register(watch, "simpler-crashes")
@@ -143,6 +143,8 @@ def uses_pooled_worker(item: pytest.Item) -> bool:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """L2 runs the pooled tests, Resource the ``device_count`` ones; each phase only its own."""
+    if not is_active(config):
+        return
     phase = config.stash[SETTINGS].phase
     if phase not in ("l2", "resource"):
         return
@@ -163,6 +165,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    if not is_active(item.config):
+        return (yield)
     from simpler import runner
 
     settings = item.config.stash[SETTINGS]
@@ -180,7 +184,7 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     test_report = yield
     trace = item.stash.get(TRACE, None)
-    if trace is None:
+    if trace is None or not is_active(item.config):
         return test_report
     trace.reports.append(test_report)
     if call.when == "setup" and trace.worker is not None and trace.device is not None:
@@ -249,7 +253,7 @@ def _record_early_stop(session: pytest.Session) -> None:
     """``-x``/``--maxfail`` cut the session short: say so, and how many tests never ran."""
     config = session.config
     stopped = session.shouldfail or session.shouldstop
-    if not stopped or hasattr(config, "workerinput") or SETTINGS not in config.stash:
+    if not stopped or hasattr(config, "workerinput") or not is_active(config):
         return
     record = {
         "type": "session",

@@ -1,4 +1,11 @@
-"""The plugin's command-line options, and the settings they resolve to (validated once)."""
+"""The plugin's command-line options and ini keys, when it is active, and the settings they
+resolve to (validated once).
+
+Every option is ``--simpler-...``: the plugin loads into every pytest run of an environment
+where simpler is installed, and must never take a name a project's own conftest uses
+(``--platform``, ``--device``, ``--report``, ...). It is active only when asked for
+(:func:`plugin_active`).
+"""
 
 from __future__ import annotations
 
@@ -13,10 +20,34 @@ from simpler.devices import parse_devices
 from simpler.env_settings import positive_int_env
 from simpler.reporting.report_file import report_path
 
-__all__ = ["PluginSettings", "add_options", "resolve_settings"]
+__all__ = ["PluginSettings", "add_options", "plugin_active", "resolve_settings"]
 
 RETRY_ROLES = ("victim", "trigger")
 L2_PARTS = ("pooled", "plain")
+# Every option's dest: any of them given (not its default) activates the plugin.
+OPTION_DESTS = (
+    "simpler_platform",
+    "simpler_device",
+    "simpler_report",
+    "simpler_sim_fault",
+    "simpler_fail_on_flaky",
+    "simpler_max_parallel",
+    "simpler_no_recovery",
+    "simpler_class_lines",
+    "simpler_phase",
+    "simpler_retry_role",
+    "simpler_l2_part",
+    "simpler_list",
+    "simpler_args",
+)
+# The ini keys a project may set instead of the user-facing options; any of them set activates.
+INI_TEXTS = {
+    "simpler_platform": "device platform (as --simpler-platform)",
+    "simpler_device": "device ids (as --simpler-device)",
+    "simpler_report": "report file, relative to the ini file (as --simpler-report)",
+}
+INI_FLAGS = {"simpler_class_lines": "one line per test class (as --simpler-class-lines)"}
+INI_KEYS = (*INI_TEXTS, *INI_FLAGS)
 
 
 @dataclass(frozen=True)
@@ -33,21 +64,33 @@ class PluginSettings:
 
 
 def add_options(parser: pytest.Parser) -> None:
-    group = parser.getgroup("simpler", "simpler device orchestration")
-    group.addoption("--platform", help="device platform (a5sim, a2a3sim); env SIMPLER_PLATFORM")
-    group.addoption("--device", help="device ids: 0, 0-7, 0,2,5, 0,2-4,7; env SIMPLER_DEVICES")
-    group.addoption("--report", help="report file; env SIMPLER_REPORT")
+    group = parser.getgroup("simpler", "simpler device orchestration (active only when asked)")
     group.addoption(
-        "--sim-fault", action="append", default=[], help="inject a simulated fault (repeatable)"
-    )
-    group.addoption("--fail-on-flaky", action="store_true", help="count flaky tests as failures")
-    group.addoption(
-        "--max-parallel", type=int, help="xdist workers to use (at most one per device)"
+        "--simpler-platform", help="device platform (a5sim, a2a3sim); env SIMPLER_PLATFORM"
     )
     group.addoption(
-        "--no-recovery",
+        "--simpler-device", help="device ids: 0, 0-7, 0,2,5, 0,2-4,7; env SIMPLER_DEVICES"
+    )
+    group.addoption("--simpler-report", help="report file; env SIMPLER_REPORT")
+    group.addoption(
+        "--simpler-sim-fault",
+        action="append",
+        default=[],
+        help="inject a simulated fault (repeatable)",
+    )
+    group.addoption(
+        "--simpler-fail-on-flaky", action="store_true", help="count flaky tests as failures"
+    )
+    group.addoption(
+        "--simpler-max-parallel", type=int, help="xdist workers to use (at most one per device)"
+    )
+    group.addoption(
+        "--simpler-no-recovery",
         action="store_true",
         help="never reset a poisoned worker (to see the cascade simpler prevents)",
+    )
+    group.addoption(
+        "--simpler-class-lines", action="store_true", help="one line per test class instead of dots"
     )
     # Set by `simpler run`: which phase this pytest process serves.
     group.addoption("--simpler-phase", choices=TEST_PHASES, help="(set by simpler run)")
@@ -56,9 +99,6 @@ def add_options(parser: pytest.Parser) -> None:
         "--simpler-l2-part",
         choices=L2_PARTS,
         help="(set by simpler run) only the L2 tests that use a pooled worker, or only the rest",
-    )
-    group.addoption(
-        "--class-lines", action="store_true", help="one line per test class instead of dots"
     )
     group.addoption(
         "--simpler-list",
@@ -71,39 +111,88 @@ def add_options(parser: pytest.Parser) -> None:
         help="(set by simpler run) write what pytest made of each argument to FILE; "
         "collect nothing unless --simpler-list is given",
     )
+    for key, text in INI_TEXTS.items():
+        parser.addini(key, text, type="string", default="")
+    for key, text in INI_FLAGS.items():
+        parser.addini(key, text, type="bool", default=False)
 
 
-def resolve_settings(config: pytest.Config) -> PluginSettings:
-    """Validate the options; a bad one is a pytest.UsageError naming it."""
+def plugin_active(config: pytest.Config) -> bool:
+    """Asked for: a process ``simpler run`` started, or a ``--simpler-...`` option or ini key.
+
+    Inactive, the plugin writes nothing, prints nothing and leaves xdist alone.
+    """
+    if os.environ.get("SIMPLER_PHASE"):
+        return True
+    if any(getattr(config.option, dest, None) for dest in OPTION_DESTS):
+        return True
+    return any(config.getini(key) for key in INI_KEYS)
+
+
+def resolve_settings(config: pytest.Config, *, active: bool = True) -> PluginSettings:
+    """Validate the options; a bad one is a pytest.UsageError naming it.
+
+    Inactive (``active`` False), the settings only serve the fixtures: no report, no faults,
+    no class lines.
+    """
     option = config.option
-    platform = option.platform or os.environ.get("SIMPLER_PLATFORM") or "a5sim"
+    platform = (
+        option.simpler_platform
+        or os.environ.get("SIMPLER_PLATFORM")
+        or config.getini("simpler_platform")
+        or "a5sim"
+    )
     if platform not in SIM_PLATFORMS and not os.environ.get("SIMPLER_RUNNER_LIBRARY"):
         raise pytest.UsageError(
             f"unknown platform {platform!r} (known: {', '.join(SIM_PLATFORMS)}; "
             "set SIMPLER_RUNNER_LIBRARY for a real runner)"
         )
-    spec = option.device or os.environ.get("SIMPLER_DEVICES") or "0"
+    spec = (
+        option.simpler_device
+        or os.environ.get("SIMPLER_DEVICES")
+        or config.getini("simpler_device")
+        or "0"
+    )
     try:
         devices = parse_devices(spec)
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
-    explicit_report = option.report or os.environ.get("SIMPLER_REPORT")
+    if not active:
+        return PluginSettings(platform, devices, None, "", True, None, None, 1, False)
+    explicit_report = (
+        option.simpler_report or os.environ.get("SIMPLER_REPORT") or _ini_report(config)
+    )
     records_wanted = explicit_report or option.simpler_phase
     report = report_path(explicit_report).resolve() if records_wanted else None
     faults = ",".join(
-        part for part in [os.environ.get("SIMPLER_SIM_FAULTS", ""), *option.sim_fault] if part
+        part
+        for part in [os.environ.get("SIMPLER_SIM_FAULTS", ""), *option.simpler_sim_fault]
+        if part
     )
     return PluginSettings(
         platform=platform,
         devices=devices,
         report=report,
         faults=faults,
-        recovery=not option.no_recovery,
+        recovery=not option.simpler_no_recovery,
         phase=option.simpler_phase,
         retry_role=option.simpler_retry_role,
         attempt=_attempt(),
-        class_lines=bool(option.class_lines or option.simpler_phase),
+        class_lines=bool(
+            option.simpler_class_lines
+            or config.getini("simpler_class_lines")
+            or option.simpler_phase
+        ),
     )
+
+
+def _ini_report(config: pytest.Config) -> str | None:
+    """The ini's report file, relative to the ini file's folder."""
+    value = str(config.getini("simpler_report") or "")
+    if not value:
+        return None
+    base = config.inipath.parent if config.inipath is not None else config.rootpath
+    return str(base / value)
 
 
 def _attempt() -> int:

@@ -12,12 +12,18 @@ from simpler.plugin.test_records import TestTrace
 from simpler.plugin.worker_pool import WorkerPool
 from simpler.reporting import report_file
 
-__all__ = ["POOL", "PROGRESS", "SETTINGS", "TRACE", "write_record"]
+__all__ = ["ACTIVE", "POOL", "PROGRESS", "SETTINGS", "TRACE", "is_active", "write_record"]
 
+ACTIVE = pytest.StashKey[bool]()  # asked for (simpler run, a --simpler-... option or ini key)
 SETTINGS = pytest.StashKey[PluginSettings]()
 POOL = pytest.StashKey[WorkerPool]()
 PROGRESS = pytest.StashKey[ClassProgress]()
 TRACE = pytest.StashKey[TestTrace]()
+
+
+def is_active(config: pytest.Config) -> bool:
+    """The plugin was asked for in this session (decided once, in ``pytest_configure``)."""
+    return config.stash.get(ACTIVE, False)
 
 
 def write_record(settings: PluginSettings, fields: dict[str, Any]) -> None:

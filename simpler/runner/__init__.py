@@ -38,7 +38,7 @@ _faults: FaultPlan | None = None  # None: not configured yet, read SIMPLER_SIM_F
 _test: tuple[str, int] = ("", 1)
 
 
-def configure_faults(spec: str | None, source: str = "--sim-fault") -> FaultPlan:
+def configure_faults(spec: str | None, source: str = "--simpler-sim-fault") -> FaultPlan:
     """Replace the injected faults (a ``SIMPLER_SIM_FAULTS``-style spec) for this process."""
     global _faults
     plan = parse_faults(spec, source)

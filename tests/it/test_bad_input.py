@@ -149,9 +149,9 @@ BAD_INPUTS = [
         "--device",
         "0",
         "--",
-        "--sim-fault",
+        "--simpler-sim-fault",
         "hang@x#0",
-        has="--sim-fault",
+        has="--simpler-sim-fault",
     ),
     row(
         "run-sim-fault-no-selector",
@@ -159,7 +159,7 @@ BAD_INPUTS = [
         "--device",
         "0",
         "--",
-        "--sim-fault=launch_fail@",
+        "--simpler-sim-fault=launch_fail@",
         has="needs a selector",
     ),
     row(

@@ -32,9 +32,9 @@ def test_deselect_ignore_and_n_reach_l2_resource_and_retry(simpler_run: Any) -> 
         "2",
         "--dist",
         "loadfile",
-        "--sim-fault",
+        "--simpler-sim-fault",
         "hang@TestTrigger#1",
-        "--sim-fault",
+        "--simpler-sim-fault",
         "force_reset_fail",
     )
     tail = run.stdout[-3000:] + run.stderr[-2000:]

@@ -32,7 +32,7 @@ def _lifecycle_path(run: Any) -> list[tuple[str, str]]:
 def test_hang_then_five_victims_no_cascade_in_ten_runs(simpler_run: Any, platform: str) -> None:
     cascades = 0
     for _ in range(10):
-        run = simpler_run(*_l2(platform, HANG_SUITE, "--sim-fault", "hang@TestTrigger"))
+        run = simpler_run(*_l2(platform, HANG_SUITE, "--simpler-sim-fault", "hang@TestTrigger"))
         outcomes = run.outcomes("l2")
         assert outcomes[TRIGGER] == "failed"
         cascades += any(outcomes[v] != "passed" for v in VICTIMS)
@@ -53,9 +53,9 @@ def test_force_reset_failing_poison_skips_the_victims_and_the_retry_recovers_the
         *_all_phases(
             platform,
             HANG_SUITE,
-            "--sim-fault",
+            "--simpler-sim-fault",
             "hang@TestTrigger#1",
-            "--sim-fault",
+            "--simpler-sim-fault",
             "force_reset_fail",
         )
     )
@@ -75,9 +75,9 @@ def test_drain_false_negative_on_a2a3_still_heals_the_worker(simpler_run: Any) -
         *_l2(
             "a2a3sim",
             HANG_SUITE,
-            "--sim-fault",
+            "--simpler-sim-fault",
             "hang@TestTrigger",
-            "--sim-fault",
+            "--simpler-sim-fault",
             "drain_false_negative",
         )
     )
@@ -100,7 +100,7 @@ def test_a_golden_mismatch_is_a_failure_and_poisons_nothing(
 
 
 def test_a_fault_on_attempt_one_only_is_flaky_and_green(simpler_run: Any, platform: str) -> None:
-    args = (HANG_SUITE, "--sim-fault", "hang@TestTrigger#1")
+    args = (HANG_SUITE, "--simpler-sim-fault", "hang@TestTrigger#1")
     run = simpler_run(*_all_phases(platform, *args))
     assert run.outcomes("retry") == {TRIGGER: "flaky"}
     assert [r["attempt"] for r in run.records("test", nodeid=TRIGGER)] == [1, 2]
@@ -112,7 +112,7 @@ def test_a_fault_on_attempt_one_only_is_flaky_and_green(simpler_run: Any, platfo
 
 
 def test_a_fault_on_every_attempt_is_a_consistent_failure(simpler_run: Any, platform: str) -> None:
-    run = simpler_run(*_all_phases(platform, HANG_SUITE, "--sim-fault", "hang@TestTrigger"))
+    run = simpler_run(*_all_phases(platform, HANG_SUITE, "--simpler-sim-fault", "hang@TestTrigger"))
     assert [r["attempt"] for r in run.records("test", nodeid=TRIGGER)] == [1, 2, 3]
     assert run.outcomes("retry") == {TRIGGER: "failed"}
     assert run.returncode == 1
@@ -131,7 +131,7 @@ def test_without_recovery_the_cascade_appears(simpler_run: Any, platform: str) -
         "--no-recovery",
         "--",
         HANG_SUITE,
-        "--sim-fault",
+        "--simpler-sim-fault",
         "hang@TestTrigger",
     )
     outcomes = run.outcomes("l2")

@@ -172,9 +172,9 @@ def test_a_device_whose_worker_could_not_be_reset_is_quarantined(simpler_run: An
         "--",
         hang_suite,
         PASSES,
-        "--sim-fault",
+        "--simpler-sim-fault",
         "hang@TestTrigger#1",
-        "--sim-fault",
+        "--simpler-sim-fault",
         "force_reset_fail",
     )
     gave_up = {r["device"] for r in run.records("lifecycle", trigger="give_up")}

@@ -17,7 +17,7 @@ QUARANTINE_SUITE = f"{SCENARIOS}/scenario_quarantine_multi.py"
 COMMANDS_SUITE = f"{SCENARIOS}/scenario_workflow_commands.py"
 # The trigger hangs on every attempt and its card cannot be reset: a red L2 whose victims
 # are poison-skipped and recovered by the retry, and whose trigger stays failed.
-RED_L2 = ("--sim-fault", "hang@TestTrigger", "--sim-fault", "force_reset_fail")
+RED_L2 = ("--simpler-sim-fault", "hang@TestTrigger", "--simpler-sim-fault", "force_reset_fail")
 
 
 def _run(*options: str, device: str = "0") -> tuple[str, ...]:
@@ -63,9 +63,9 @@ def test_a_quarantined_card_fails_the_two_card_test_with_a_reason(simpler_run: A
         *_run(
             "--",
             QUARANTINE_SUITE,
-            "--sim-fault",
+            "--simpler-sim-fault",
             "hang@test_pooled_launch",
-            "--sim-fault",
+            "--simpler-sim-fault",
             "force_reset_fail",
             device="0-1",
         )
@@ -84,11 +84,11 @@ def test_a_second_fault_in_the_retry_costs_only_the_test_that_faulted(simpler_ru
         *_run(
             "--",
             HANG_SUITE,
-            "--sim-fault",
+            "--simpler-sim-fault",
             "hang@TestTrigger#1",
-            "--sim-fault",
+            "--simpler-sim-fault",
             "hang@TestVictim2#2",
-            "--sim-fault",
+            "--simpler-sim-fault",
             "force_reset_fail",
         )
     )

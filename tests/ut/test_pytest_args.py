@@ -1,7 +1,8 @@
 """The user's pytest args, read by pytest's own parser, and what each kind of process gets.
 
 Each case parses a real command line with pytest (its plugins and a project conftest that
-adds ``--case``, ``--level`` and ``--fast``), has the plugin describe it as the up-front
+adds ``--case``, ``--level``, ``--fast`` and the original dispatcher's ``--platform``,
+``--device``, ``--runtime``, ``--max-parallel``), has the plugin describe it as the up-front
 collection child does, and checks what L2, a Resource child or a retry process, and the
 collection get; then pytest must accept every argv simpler would hand a child.
 """
@@ -34,6 +35,11 @@ def pytest_addoption(parser):
     parser.addoption("--case", help="run one case of the project's own")
     parser.addoption("--level", type=int)
     parser.addoption("--fast", action="store_true")
+    # The original device dispatcher's own names: simpler's are --simpler-..., never these.
+    parser.addoption("--platform")
+    parser.addoption("--device")
+    parser.addoption("--runtime")
+    parser.addoption("--max-parallel", type=int)
 """
 NODE = "tests/st/test_a.py::TestA::test_add[float16-2]"
 SAME = "="  # the process gets the args exactly as given
@@ -84,10 +90,13 @@ CASES = {
     "selection between options": Case(
         "-x tests/st/test_a.py -k add tests/st --fast", child="-x -k add --fast"
     ),
+    "the project's own --platform and --max-parallel": Case(
+        "--platform a2a3 --device 3 --runtime r --max-parallel 4"
+    ),
     "-- ends the options": Case("--fast -- tests/st", child="--fast"),
     "a sim fault for every process": Case(
-        "tests/st --sim-fault hang@TestTrigger#1 --sim-fault=force_reset_fail -n 2",
-        child="--sim-fault hang@TestTrigger#1 --sim-fault=force_reset_fail",
+        "tests/st --simpler-sim-fault hang@TestTrigger#1 --simpler-sim-fault=force_reset_fail -n 2",
+        child="--simpler-sim-fault hang@TestTrigger#1 --simpler-sim-fault=force_reset_fail",
         l2_own="",
     ),
 }

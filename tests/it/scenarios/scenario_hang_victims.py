@@ -1,6 +1,6 @@
 """A device fault in the first class, then five classes on the same pooled worker.
 
-The fault is injected from outside (``--sim-fault hang@TestTrigger``), so the
+The fault is injected from outside (``--simpler-sim-fault hang@TestTrigger``), so the
 trigger's code is an ordinary launch, as in a real suite.
 """
 

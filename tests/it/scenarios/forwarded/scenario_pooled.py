@@ -1,6 +1,6 @@
 """Pooled tests for the forwarded-args run: a fault that poison-skips the victims behind it.
 
-The fault comes from outside (``--sim-fault hang@TestTrigger#1``); ``TestDeselected`` is
+The fault comes from outside (``--simpler-sim-fault hang@TestTrigger#1``); ``TestDeselected`` is
 named by ``--deselect`` and must never run in any process.
 """
 
