@@ -242,7 +242,14 @@ def _child_running(report_file: Path) -> bool:
 
 
 def _check_report(outcome: Outcome, report_file: Path, printed: str) -> None:
-    contents = report.read_contents(report_file)
+    try:
+        contents = report.read_contents(report_file)
+    except report.ReportUnreadable as error:
+        # The run left no report at all: every check that reads it is a miss, named as such.
+        outcome.notes.append(f"{error}; output: {printed.strip().splitlines()[-1:]}")
+        for check in ("no record lost", "no cascade", "failures named"):
+            outcome.checks[check] = False
+        return
     summary = summarize(contents.records)
     verdicts = summary.verdicts
     interrupted = outcome.scenario.signal is not None
