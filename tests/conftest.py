@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 
@@ -12,8 +14,11 @@ import pytest
 # Short op-timeout so that reaping a hung op costs the suite little time.
 os.environ.setdefault("SIMPLER_OP_TIMEOUT_MS", "150")
 # Device locks of our own: another run on this host (a developer's, another checkout's
-# tests) must not make these tests wait for its cards, nor they for ours.
-os.environ.setdefault("SIMPLER_LOCK_DIR", tempfile.mkdtemp(prefix="simpler-test-locks-"))
+# tests) must not make these tests wait for its cards, nor they for ours. Not in a pytest
+# that `simpler run` started (the scene suite): there the orchestrator holds the locks.
+if "SIMPLER_LOCK_DIR" not in os.environ and not os.environ.get("SIMPLER_PHASE"):
+    os.environ["SIMPLER_LOCK_DIR"] = tempfile.mkdtemp(prefix="simpler-test-locks-")
+    atexit.register(shutil.rmtree, os.environ["SIMPLER_LOCK_DIR"], ignore_errors=True)
 
 PLATFORMS = ("a5sim", "a2a3sim")
 _next_device = itertools.count(100)
