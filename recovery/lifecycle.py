@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from transitions import EventData, Machine
 
@@ -16,15 +16,15 @@ from recovery.policy import poisons_worker
 from simpler.env_settings import positive_int_env
 from simpler.errors import DeviceRuntimeError
 
-if TYPE_CHECKING:
-    from simpler.runner import Runner
-
 __all__ = [
     "DEFAULT_RESET_ATTEMPTS",
     "STATES",
     "TRANSITIONS",
+    "DeviceRunner",
+    "ErrorTranslator",
     "PooledWorker",
     "RecordSink",
+    "RunnerFactory",
     "WorkerKey",
     "reset_attempts",
 ]
@@ -45,8 +45,23 @@ TRANSITIONS: list[dict[str, Any]] = [
 DEFAULT_RESET_ATTEMPTS = 3
 RUNNABLE_STATES = ("healthy", "rebuilt")
 
+
+class DeviceRunner(Protocol):
+    """What the lifecycle calls on a runner: simpler's own, or a project's (its hooks)."""
+
+    def init(self) -> None: ...
+    def probe(self) -> bool: ...
+    def force_reset(self) -> None: ...
+    def finalize(self) -> int: ...
+    def close(self) -> None: ...
+    @property
+    def unusable(self) -> bool: ...
+
+
 RecordSink = Callable[[dict[str, Any]], None]
-RunnerFactory = Callable[[str, int], "Runner"]
+RunnerFactory = Callable[[str, int], DeviceRunner]
+# A project's exception as a DeviceRuntimeError (or unchanged): the plugin's conftest hook.
+ErrorTranslator = Callable[[BaseException | None], BaseException | None]
 
 
 def reset_attempts() -> int:
@@ -64,7 +79,7 @@ class WorkerKey:
         return f"{self.platform}/{self.runtime}/dev{self.device}/{self.xdist_worker}"
 
 
-def _default_factory(platform: str, device: int) -> Runner:
+def _default_factory(platform: str, device: int) -> DeviceRunner:
     from simpler.runner import open_runner
 
     return open_runner(platform, device)
@@ -85,6 +100,7 @@ class PooledWorker:
         recovery: bool = True,
         max_attempts: int = DEFAULT_RESET_ATTEMPTS,
         factory: RunnerFactory = _default_factory,
+        translate: ErrorTranslator | None = None,
     ) -> None:
         self.key = key
         self.recovery = recovery
@@ -93,7 +109,8 @@ class PooledWorker:
         self.skip_reason = ""
         self._sink = sink
         self._factory = factory
-        self.runner: Runner | None = None
+        self._translate: ErrorTranslator = translate or (lambda error: error)
+        self.runner: DeviceRunner | None = None
         self._machine = Machine(
             model=self,
             states=STATES,
@@ -113,18 +130,26 @@ class PooledWorker:
         try:
             self.runner = self._factory(self.key.platform, self.key.device)
             self.runner.init()
-        except DeviceRuntimeError as error:
-            self._poison(error, nodeid="")
+        except Exception as error:
+            translated = self._translate(error)
+            if not isinstance(translated, DeviceRuntimeError):
+                raise
+            self._poison(translated, nodeid="")
             return
         self.trigger("init_ok")
 
-    def run(self, kernel: str, *arrays: Any) -> Any:
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        """The runner's own ``run``: kernel and arrays on simpler's; a project's, its own."""
         if self.runner is None:
             raise RuntimeError(f"worker {self.key} has no runner (state {self.state})")
-        return self.runner.run(kernel, *arrays)
+        return getattr(self.runner, "run")(*args, **kwargs)  # noqa: B009 (not in the protocol)
 
     def after_test(self, error: BaseException | None, nodeid: str) -> bool:
-        """Check the card after a test; True when the test's outcome poisoned the worker."""
+        """Check the card after a test; True when the test's outcome poisoned the worker.
+
+        ``error``: the test's, already translated by the caller (the plugin asks the project's
+        hook once, for the test's record too); only the lifecycle's own calls are translated here.
+        """
         if self.state not in RUNNABLE_STATES or self.runner is None:
             return False
         if not poisons_worker(error, self.runner.probe() and not self.runner.unusable):
@@ -165,11 +190,14 @@ class PooledWorker:
                 )
                 self.trigger("give_up", rc=rc, where=where, nodeid=nodeid, attempt=attempt)
 
-    def _reset_and_rebuild(self) -> DeviceRuntimeError | None:
+    def _reset_and_rebuild(self) -> BaseException | None:
         """One force reset and rebuild, checked by a probe; the error when it did not take."""
         try:
             if self.runner is not None:
-                self.runner.force_reset()
+                try:
+                    self.runner.force_reset()
+                except Exception as error:  # a reset that raises did not take, whatever it is
+                    return self._translate(error) or error
                 self.runner.close()
                 self.runner = None
             self.runner = self._factory(self.key.platform, self.key.device)
@@ -182,8 +210,11 @@ class PooledWorker:
                     device=self.key.device,
                     platform=self.key.platform,
                 )
-        except DeviceRuntimeError as error:
-            return error
+        except Exception as error:
+            translated = self._translate(error)
+            if not isinstance(translated, DeviceRuntimeError):
+                raise
+            return translated
         return None
 
     def _record_transition(self, event: EventData) -> None:

@@ -46,7 +46,11 @@ def _build_parser() -> OneLineParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     run = commands.add_parser("run", help="run the phases of a suite")
-    run.add_argument("--platform", required=True, help="a5sim or a2a3sim")
+    run.add_argument(
+        "--platform",
+        required=True,
+        help="a5sim, a2a3sim, or one a conftest hook or SIMPLER_RUNNER_LIBRARY provides",
+    )
     run.add_argument("--device", required=True, help="device ids: 0, 0-7, 0,2,5, 0,2-4,7")
     run.add_argument("--phases", default=",".join(PHASE_ORDER), help="comma-separated phases")
     run.add_argument(
@@ -173,10 +177,6 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
     from simpler.orchestrator.run import run_phases
     from simpler.orchestrator.run_identity import check_run_id, run_id_for
 
-    if args.platform not in SIM_PLATFORMS:
-        raise UsageError(
-            f"simpler run: unknown platform {args.platform!r} (known: {', '.join(SIM_PLATFORMS)})"
-        )
     try:
         devices = parse_devices(args.device)
     except ValueError as error:
@@ -305,6 +305,7 @@ def _listing(
         found = inspect_suite(platform, devices, pytest_args, listing=wanted)
     except ValueError as error:
         raise UsageError(f"simpler run: {error}") from None
+    _check_platform(platform, found.runner_hook)
     listing = found.listing
     if found.listing_error is not None:
         if sharded:
@@ -324,6 +325,18 @@ def _listing(
             f"--device: {names}"
         )
     return listing, found.pytest_args
+
+
+def _check_platform(platform: str, runner_hook: bool) -> None:
+    """A platform is built in, or a runner is provided for it: a hook or a runner library."""
+    if platform in SIM_PLATFORMS or runner_hook or os.environ.get("SIMPLER_RUNNER_LIBRARY"):
+        return
+    raise UsageError(
+        f"simpler run: unknown platform {platform!r}: no runner is provided for it (built in: "
+        f"{', '.join(SIM_PLATFORMS)}; implement the pytest_simpler_create_runner hook in a "
+        "conftest.py, or set SIMPLER_RUNNER_LIBRARY to a library implementing "
+        "simpler/runner/runner.h)"
+    )
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -69,6 +69,7 @@ class SuiteInspection:
     pytest_args: PytestArgs
     listing: SuiteListing | None = None
     listing_error: str | None = None  # the suite was wanted but could not be collected
+    runner_hook: bool = False  # a conftest or plugin implements pytest_simpler_create_runner
 
 
 def inspect_suite(
@@ -89,15 +90,17 @@ def inspect_suite(
         output = (done.stdout + done.stderr).strip().splitlines()
         if not described.exists():
             raise ValueError(f"pytest refused the arguments after --: {_error_line(output)}")
-        parsed = PytestArgs.read(json.loads(described.read_text()), pytest_args)
+        description = json.loads(described.read_text())
+        hook = bool(description.get("runner_hook"))
+        parsed = PytestArgs.read(description, pytest_args)
         _check_workers(parsed, devices)
         if listed is None:
-            return SuiteInspection(parsed)
+            return SuiteInspection(parsed, runner_hook=hook)
         if done.returncode not in (0, PYTEST_NO_TESTS) or not listed.exists():
             error = f"collecting the suite failed: {(output or ['no output'])[-1]}"
-            return SuiteInspection(parsed, listing_error=error)
+            return SuiteInspection(parsed, listing_error=error, runner_hook=hook)
         entries = json.loads(listed.read_text())
-    return SuiteInspection(parsed, _suite(entries))
+    return SuiteInspection(parsed, _suite(entries), runner_hook=hook)
 
 
 def collect_suite(platform: str, devices: list[int], pytest_args: list[str]) -> SuiteListing:

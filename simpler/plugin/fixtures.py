@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from simpler.errors import DeviceRuntimeError
 from simpler.plugin.device_assignment import worker_device
 from simpler.plugin.options import PluginSettings, resolve_settings
+from simpler.plugin.project_runtime import RunnerContractError, runner_factory, translator
 from simpler.plugin.state import POOL, SETTINGS, TRACE, write_record
 from simpler.plugin.test_records import TestTrace
 from simpler.plugin.worker_pool import WorkerPool
@@ -49,6 +51,8 @@ def _pool(config: pytest.Config, settings: PluginSettings) -> WorkerPool:
             (workerinput or {}).get("workerid", "main"),
             functools.partial(write_record, settings),
             recovery=settings.recovery,
+            factory_for=functools.partial(runner_factory, config),
+            translate=translator(config),
         )
         config.stash[POOL] = pool
     return pool
@@ -71,13 +75,20 @@ def worker(request: pytest.FixtureRequest) -> Iterator[PooledWorker]:
             "(use fewer xdist workers than devices, or more devices: --simpler-device)",
             pytrace=False,
         )
-    pooled = pool.get(runtime)
+    try:
+        pooled = pool.get(runtime)
+    except RunnerContractError as error:
+        # The project's runner cannot be driven: one line, and a usage error's exit status.
+        pytest.exit(f"simpler: {error}", returncode=pytest.ExitCode.USAGE_ERROR)
     trace = request.node.stash.setdefault(TRACE, TestTrace())
     trace.worker, trace.runtime, trace.device = str(pooled.key), runtime, pooled.key.device
     if not pooled.runnable:
         _refuse_unrunnable(pooled, request.node.nodeid, settings, trace)
     yield pooled
-    trace.poisoned = pooled.after_test(trace.error, request.node.nodeid)
+    seen = pool.translate(trace.error)  # the project's exception, as a device error or as is
+    if isinstance(seen, DeviceRuntimeError):
+        trace.device_error = seen
+    trace.poisoned = pooled.after_test(seen, request.node.nodeid)
 
 
 def _refuse_unrunnable(

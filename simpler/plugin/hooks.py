@@ -36,6 +36,7 @@ from simpler.plugin.test_records import HELD_WORKER, HeldWorker, TestTrace, buil
 
 __all__ = [
     "devices",
+    "pytest_addhooks",
     "pytest_addoption",
     "pytest_cmdline_main",
     "pytest_collection",
@@ -59,6 +60,13 @@ _DUMP_FD = os.dup(2) if os.environ.get("SIMPLER_PHASE") else None
 # (unless --max-worker-restart says otherwise): enough for a few real crashes on every
 # device, and a worker that dies at start or on every test ends the session in seconds.
 RESTARTS_PER_WORKER = 2
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """The hooks a project's conftest implements to plug in its own runtime."""
+    from simpler.plugin import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -23,6 +23,8 @@ from typing import Any, NoReturn
 
 import pytest
 
+from simpler.plugin.project_runtime import has_runner_hook
+
 __all__ = ["FILE_OR_DIR", "describe_args", "write_arg_description"]
 
 FILE_OR_DIR = "file_or_dir"  # pytest's name for its positional arguments: the selection
@@ -153,4 +155,7 @@ def _entry(mirror: _Mirror, group: list[_Arg], *, positional: bool = False) -> d
 def write_arg_description(config: pytest.Config, target: Path) -> None:
     """Describe this process's own command line (without the ini's addopts) into ``target``."""
     described = describe_args(config, [str(arg) for arg in config.invocation_params.args])
-    target.write_text(json.dumps({"schema": 1, **(described or {"xdist": None, "args": None})}))
+    description = {"schema": 1, **(described or {"xdist": None, "args": None})}
+    # Whether a conftest or plugin provides a project's runner: the CLI cannot see hooks.
+    description["runner_hook"] = has_runner_hook(config)
+    target.write_text(json.dumps(description))

@@ -18,9 +18,16 @@ import pytest
 from simpler.contract import SIM_PLATFORMS, TEST_PHASES
 from simpler.devices import parse_devices
 from simpler.env_settings import positive_int_env
+from simpler.plugin.project_runtime import has_runner_hook
 from simpler.reporting.report_file import report_path
 
-__all__ = ["PluginSettings", "add_options", "plugin_active", "resolve_settings"]
+__all__ = [
+    "PluginSettings",
+    "add_options",
+    "no_runner_message",
+    "plugin_active",
+    "resolve_settings",
+]
 
 RETRY_ROLES = ("victim", "trigger")
 L2_PARTS = ("pooled", "plain")
@@ -142,11 +149,8 @@ def resolve_settings(config: pytest.Config, *, active: bool = True) -> PluginSet
         or config.getini("simpler_platform")
         or "a5sim"
     )
-    if platform not in SIM_PLATFORMS and not os.environ.get("SIMPLER_RUNNER_LIBRARY"):
-        raise pytest.UsageError(
-            f"unknown platform {platform!r} (known: {', '.join(SIM_PLATFORMS)}; "
-            "set SIMPLER_RUNNER_LIBRARY for a real runner)"
-        )
+    if not _platform_provided(config, platform):
+        raise pytest.UsageError(no_runner_message(platform))
     spec = (
         option.simpler_device
         or os.environ.get("SIMPLER_DEVICES")
@@ -184,6 +188,26 @@ def resolve_settings(config: pytest.Config, *, active: bool = True) -> PluginSet
             or option.simpler_phase
         ),
     )
+
+
+def no_runner_message(platform: str) -> str:
+    """The one line for a platform that no runner is provided for."""
+    return (
+        f"unknown platform {platform!r}: no runner is provided for it (built in: "
+        f"{', '.join(SIM_PLATFORMS)}; implement the pytest_simpler_create_runner hook in a "
+        "conftest.py, or set SIMPLER_RUNNER_LIBRARY to a library implementing runner.h)"
+    )
+
+
+def _platform_provided(config: pytest.Config, platform: str) -> bool:
+    """Built in, a runner library, or a project's ``pytest_simpler_create_runner`` hook.
+
+    The up-front child of ``simpler run`` (``--simpler-args``) refuses nothing: it reports
+    whether a hook exists, and ``simpler run`` decides.
+    """
+    if platform in SIM_PLATFORMS or os.environ.get("SIMPLER_RUNNER_LIBRARY"):
+        return True
+    return bool(config.option.simpler_args) or has_runner_hook(config)
 
 
 def _ini_report(config: pytest.Config) -> str | None:

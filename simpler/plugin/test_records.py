@@ -54,6 +54,8 @@ class TestTrace:
 
     reports: list[pytest.TestReport] = field(default_factory=list)
     error: BaseException | None = None  # raised by the test's call
+    # The test's error as the project's pytest_simpler_device_error hook translated it.
+    device_error: DeviceRuntimeError | None = None
     worker: str | None = None
     runtime: str | None = None
     device: int | None = None
@@ -68,7 +70,9 @@ def build_test_record(
     if outcome == "passed" and retry_role is not None:
         outcome = "recovered" if retry_role == "victim" else "flaky"
     error = trace.error
-    device_error = error if isinstance(error, DeviceRuntimeError) else None
+    device_error = trace.device_error
+    if device_error is None and isinstance(error, DeviceRuntimeError):
+        device_error = error
     return {
         "type": "test",
         "nodeid": nodeid,

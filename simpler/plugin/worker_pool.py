@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from recovery.lifecycle import PooledWorker, RecordSink, WorkerKey, reset_attempts
+from recovery.lifecycle import (
+    ErrorTranslator,
+    PooledWorker,
+    RecordSink,
+    RunnerFactory,
+    WorkerKey,
+    reset_attempts,
+)
 
 __all__ = ["WorkerPool"]
 
@@ -20,13 +27,19 @@ class WorkerPool:
         *,
         recovery: bool,
         factory: Callable[..., Any] | None = None,
+        factory_for: Callable[[str], RunnerFactory] | None = None,
+        translate: ErrorTranslator | None = None,
     ) -> None:
+        """``factory``: one runner factory for every runtime; ``factory_for``: one per runtime
+        (a project's ``simpler_create_runner`` hook is asked with the runtime)."""
         self.platform = platform
         self.device = device
         self.xdist_worker = xdist_worker
         self._sink = sink
         self._recovery = recovery
         self._factory = factory
+        self._factory_for = factory_for
+        self._translate = translate
         self._workers: dict[str, PooledWorker] = {}
 
     def get(self, runtime: str) -> PooledWorker:
@@ -36,13 +49,21 @@ class WorkerPool:
             if self.device is None:
                 raise RuntimeError(f"xdist worker {self.xdist_worker} has no device of its own")
             key = WorkerKey(self.platform, runtime, self.device, self.xdist_worker)
-            extra = {"factory": self._factory} if self._factory else {}
+            extra: dict[str, Any] = {"translate": self._translate}
+            if self._factory_for is not None:
+                extra["factory"] = self._factory_for(runtime)
+            elif self._factory is not None:
+                extra["factory"] = self._factory
             worker = PooledWorker(
                 key, self._sink, recovery=self._recovery, max_attempts=reset_attempts(), **extra
             )
             self._workers[runtime] = worker
             worker.start()
         return worker
+
+    def translate(self, error: BaseException | None) -> BaseException | None:
+        """A test's error as a ``DeviceRuntimeError`` when the project's hook says it is one."""
+        return self._translate(error) if self._translate is not None else error
 
     def shutdown(self) -> None:
         for worker in self._workers.values():
