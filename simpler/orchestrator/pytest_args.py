@@ -172,7 +172,14 @@ def _pytest(*args: str) -> list[str]:
 
 
 def _target(platform: str, devices: str, report: str) -> list[str]:
-    return ["--simpler-platform", platform, "--simpler-device", devices, "--simpler-report", report]
+    # Paths as one `--opt=PATH` token: pytest picks its rootdir (when the project has no ini
+    # file) from the existing paths among the arguments it cannot parse yet, and ours are not
+    # known that early; a separate report path would move the rootdir and every node id.
+    return [
+        f"--simpler-platform={platform}",
+        f"--simpler-device={devices}",
+        f"--simpler-report={report}",
+    ]
 
 
 def pytest_call(
@@ -274,9 +281,9 @@ def collection_argv(
     """
     own = ["--collect-only", "-q", "--simpler-platform", platform]
     own += ["--simpler-device", format_devices(devices)]
-    own += ["--simpler-args", described]
+    own += [f"--simpler-args={described}"]
     if listing is not None:
-        own += ["--simpler-list", listing]
+        own += [f"--simpler-list={listing}"]
     return _pytest(*own, *user_args)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 SUITE = "tests/it/scenarios/forwarded"
@@ -47,3 +48,33 @@ def test_deselect_ignore_and_n_reach_l2_resource_and_retry(simpler_run: Any) -> 
     ran = {r["nodeid"] for r in run.records("test")} | {r["nodeid"] for r in run.records("child")}
     assert DESELECTED not in ran
     assert not [n for n in ran if "/ignored/" in n]
+
+
+def test_node_ids_stay_the_project_s_own_without_an_ini_file(
+    simpler_run: Any, tmp_path: Path
+) -> None:
+    """No ini file: pytest picks the rootdir from the paths on the command line; the report
+    file's path (outside the project here) must not move it, or node ids change mid-run."""
+    project = tmp_path / "deep" / "project"
+    project.mkdir(parents=True)
+    (project / "test_plain.py").write_text(
+        "def test_one(worker):\n    worker.run('noop')\n\n"
+        "def test_two(worker):\n    worker.run('noop')\n"
+    )
+    run = simpler_run(
+        "run",
+        "--platform",
+        "a5sim",
+        "--device",
+        "0",
+        "--",
+        ".",
+        "-p",
+        "no:cacheprovider",
+        cwd=project,
+    )
+    assert run.returncode == 0, run.stdout[-2000:]
+    assert {r["nodeid"] for r in run.records("test")} == {
+        "test_plain.py::test_one",
+        "test_plain.py::test_two",
+    }
