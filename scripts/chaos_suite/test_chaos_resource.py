@@ -9,6 +9,8 @@ import pytest
 
 from simpler.runner import open_runner
 
+_ABANDONED: list[subprocess.Popen[bytes]] = []
+
 
 @pytest.mark.device_count(1, est=1.0)
 def test_child_on_its_device(simpler_platform, devices):
@@ -29,8 +31,9 @@ def test_child_fault(devices):
     elif fault in ("hang", "slow"):
         time.sleep(600)
     elif fault == "detach":
-        # A grandchild in a session of its own, left running: the run must reap it.
-        subprocess.Popen(["sleep", "600"], start_new_session=True)
+        # A grandchild in a session of its own, left running: the run must reap it. Kept
+        # referenced: a running Popen that is collected warns, and warnings are errors here.
+        _ABANDONED.append(subprocess.Popen(["sleep", "600"], start_new_session=True))
 
 
 if os.environ.get("CHAOS_TWO_CARDS") == "1":
