@@ -103,7 +103,7 @@ SCENARIOS = [
         absent=(f"{L2_FILE}::TestVictimC::test_noop",),
     ),
     Scenario(
-        "flags: -n 2, --dist, -o, -p",
+        "flags: -n 2, --dist, -o",
         faults=("hang@TestTrigger#1",),
         run_args=("-j", "2"),
         pytest_args=("-n", "2", "--dist", "loadfile", "-o", "console_output_style=classic"),
