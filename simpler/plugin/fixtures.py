@@ -72,7 +72,7 @@ def worker(request: pytest.FixtureRequest) -> Iterator[PooledWorker]:
         pytest.fail(
             f"xdist worker {pool.xdist_worker} has no device of its own: every device "
             f"({held}) is held by another xdist worker, and a device is never shared "
-            "(use fewer xdist workers than devices, or more devices: --simpler-device)",
+            "(use no more xdist workers than devices, or name more devices: --simpler-device)",
             pytrace=False,
         )
     try:
