@@ -21,9 +21,8 @@ def l2_phase(ctx: RunContext) -> int:
     (a device worker per xdist worker would only slow them down)."""
     if ctx.l2_files is not None and not ctx.l2_files:
         return EXIT_OK  # this shard's tests are all Resource tests
-    parts = ctx.l2_parts
-    if parts is None:  # the suite was not collected up front: one pass, as pooled tests
-        return _pooled_pass(ctx, part_flags=[])
+    # Not collected up front: one pass, every test taken as pooled.
+    parts = ctx.l2_parts if ctx.l2_parts is not None else ("pooled",)
     worst = EXIT_OK
     for part in parts:
         # With both kinds present, each pass keeps only its own tests.
@@ -45,10 +44,7 @@ def _pooled_pass(ctx: RunContext, *, part_flags: list[str]) -> int:
     user_args = l2_user_args(ctx.pytest_args, workers, ctx.l2_files)
     call = phase_call(ctx, "l2", ctx.devices, attempt=1, extra=extra, user_args=user_args)
     with hold_devices(ctx.devices):
-        returncode = phase_exit(run_pytest(call))
-    if ctx.l2_parts is None:
-        _record_file_durations(ctx)
-    return returncode
+        return phase_exit(run_pytest(call))
 
 
 def _plain_pass(ctx: RunContext, *, part_flags: list[str]) -> int:

@@ -34,23 +34,30 @@ def retry_phase(ctx: RunContext) -> int:
         return worst
     with hold_devices(clean[:1]):
         if victims:
-            worst = max(worst, _retry_victims(ctx, victims, flags, clean[:1]))
+            worst = max(worst, _retry_victims(ctx, victims, flags, clean[:1], len(records)))
         for nodeid in triggers:
             worst = max(worst, _retry_trigger(ctx, nodeid, flags, clean[:1]))
     return worst
 
 
-def _retry_victims(ctx: RunContext, victims: list[str], flags: list[str], device: list[int]) -> int:
-    """Fresh processes until every victim has run, a process makes no progress, or the bound."""
+def _retry_victims(
+    ctx: RunContext, victims: list[str], flags: list[str], device: list[int], seen: int
+) -> int:
+    """Fresh processes until every victim has run, a process makes no progress, or the bound.
+
+    ``seen``: how many of the run's records were there before the first process; each round
+    reads the report once and looks only at what its process appended.
+    """
     pending, worst = victims, EXIT_OK
     for _ in range(VICTIM_PROCESSES):
-        seen = len(ctx.records())
         extra = ["--simpler-retry-role", "victim", *pending]
         call = phase_call(
             ctx, "retry", device, attempt=VICTIM_ATTEMPT, extra=extra, user_args=flags
         )
         worst = max(worst, phase_exit(run_pytest(call)))
-        queued_again = [n for n in poison_skipped(ctx.records()[seen:]) if n in pending]
+        records = ctx.records()
+        queued_again = [n for n in poison_skipped(records[seen:]) if n in pending]
+        seen = len(records)
         if not queued_again or len(queued_again) == len(pending):
             break  # all ran, or none could: another process would change nothing
         pending = queued_again
