@@ -157,13 +157,18 @@ class PooledWorker:
         self._poison(error, nodeid)
         return True
 
-    def shutdown(self) -> int:
-        """Finalize the runner and close the worker; the finalize rc (0 = card clean)."""
+    def shutdown(self, reason: str = "") -> int:
+        """Finalize the runner and close the worker; the finalize rc (0 = card clean).
+
+        ``reason``: why it closes before the session ends (recorded), e.g. retired for
+        another runtime on the same device.
+        """
         rc = self.runner.finalize() if self.runner is not None else 0
         if self.runner is not None:
             self.runner.close()
+            self.runner = None
         if self.state != "closed":
-            self.trigger("close", rc=rc or None)
+            self.trigger("close", rc=rc or None, reason=reason)
         return rc
 
     def _poison(self, error: BaseException | None, nodeid: str) -> None:
@@ -221,6 +226,7 @@ class PooledWorker:
         assert event.transition is not None
         dest = event.transition.dest or self.state
         self.path.append(dest)
+        reason = event.kwargs.get("reason")
         self._sink(
             {
                 "type": "lifecycle",
@@ -234,6 +240,7 @@ class PooledWorker:
                 "where": event.kwargs.get("where"),
                 "nodeid": event.kwargs.get("nodeid", ""),
                 "attempt": event.kwargs.get("attempt"),
+                **({"reason": reason} if reason else {}),
             }
         )
 

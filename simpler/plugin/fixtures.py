@@ -14,7 +14,7 @@ import pytest
 
 from simpler.errors import DeviceRuntimeError
 from simpler.plugin.device_assignment import worker_device
-from simpler.plugin.options import PluginSettings, resolve_settings
+from simpler.plugin.options import PluginSettings, one_runtime_per_device, resolve_settings
 from simpler.plugin.project_runtime import RunnerContractError, runner_factory, translator
 from simpler.plugin.state import POOL, SETTINGS, TRACE, write_record
 from simpler.plugin.test_records import TestTrace
@@ -53,6 +53,7 @@ def _pool(config: pytest.Config, settings: PluginSettings) -> WorkerPool:
             recovery=settings.recovery,
             factory_for=functools.partial(runner_factory, config),
             translate=translator(config),
+            one_runtime_per_device=one_runtime_per_device(config),
         )
         config.stash[POOL] = pool
     return pool

@@ -25,6 +25,7 @@ __all__ = [
     "PluginSettings",
     "add_options",
     "no_runner_message",
+    "one_runtime_per_device",
     "plugin_active",
     "resolve_settings",
 ]
@@ -41,6 +42,7 @@ OPTION_DESTS = (
     "simpler_max_parallel",
     "simpler_no_recovery",
     "simpler_class_lines",
+    "simpler_one_runtime_per_device",
     "simpler_phase",
     "simpler_retry_role",
     "simpler_l2_part",
@@ -55,6 +57,9 @@ INI_TEXTS = {
 }
 INI_FLAGS = {"simpler_class_lines": "one line per test class (as --simpler-class-lines)"}
 INI_KEYS = (*INI_TEXTS, *INI_FLAGS)
+# A project setting of the worker pool: it shapes the `worker` fixture wherever that is used,
+# so setting it in a project's ini does not by itself activate the plugin.
+POOL_INI_FLAG = "simpler_one_runtime_per_device"
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,12 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(
         "--simpler-class-lines", action="store_true", help="one line per test class instead of dots"
     )
+    group.addoption(
+        "--simpler-one-runtime-per-device",
+        action="store_true",
+        help="retire one runtime's pooled worker before another runtime's starts on the "
+        f"same device (a device context that holds one runtime); ini {POOL_INI_FLAG}",
+    )
     # Set by `simpler run`: which phase this pytest process serves.
     group.addoption("--simpler-phase", choices=TEST_PHASES, help="(set by simpler run)")
     group.addoption("--simpler-retry-role", choices=RETRY_ROLES, help="(set by simpler run)")
@@ -122,6 +133,22 @@ def add_options(parser: pytest.Parser) -> None:
         parser.addini(key, text, type="string", default="")
     for key, text in INI_FLAGS.items():
         parser.addini(key, text, type="bool", default=False)
+    parser.addini(
+        POOL_INI_FLAG,
+        "retire one runtime's pooled worker before another's starts on the same device "
+        "(as --simpler-one-runtime-per-device)",
+        type="bool",
+        default=False,
+    )
+
+
+def one_runtime_per_device(config: pytest.Config) -> bool:
+    """Read when the pool is made, so a conftest's ``pytest_configure`` may still set
+    ``config.option.simpler_one_runtime_per_device``."""
+    return bool(
+        getattr(config.option, "simpler_one_runtime_per_device", False)
+        or config.getini(POOL_INI_FLAG)
+    )
 
 
 def plugin_active(config: pytest.Config) -> bool:

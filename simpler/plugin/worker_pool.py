@@ -1,4 +1,10 @@
-"""The pooled L2 workers of one pytest process: one per runtime on this process's device."""
+"""The pooled L2 workers of one pytest process: one per runtime on this process's device.
+
+Some device runtimes cannot share a device context (CANN caches one runtime per context):
+with ``one_runtime_per_device`` the pool retires the open worker of one runtime before
+another runtime's worker starts on the device, and starts a retired runtime anew when it
+is needed again.
+"""
 
 from __future__ import annotations
 
@@ -29,6 +35,7 @@ class WorkerPool:
         factory: Callable[..., Any] | None = None,
         factory_for: Callable[[str], RunnerFactory] | None = None,
         translate: ErrorTranslator | None = None,
+        one_runtime_per_device: bool = False,
     ) -> None:
         """``factory``: one runner factory for every runtime; ``factory_for``: one per runtime
         (a project's ``simpler_create_runner`` hook is asked with the runtime)."""
@@ -40,14 +47,17 @@ class WorkerPool:
         self._factory = factory
         self._factory_for = factory_for
         self._translate = translate
+        self.one_runtime_per_device = one_runtime_per_device
         self._workers: dict[str, PooledWorker] = {}
 
     def get(self, runtime: str) -> PooledWorker:
-        """The worker for ``runtime``, started on first use."""
+        """The worker for ``runtime``, started on first use (and again after a retirement)."""
         worker = self._workers.get(runtime)
-        if worker is None:
+        if worker is None or _retired(worker):
             if self.device is None:
                 raise RuntimeError(f"xdist worker {self.xdist_worker} has no device of its own")
+            if self.one_runtime_per_device:
+                self._retire_all_but(runtime)
             key = WorkerKey(self.platform, runtime, self.device, self.xdist_worker)
             extra: dict[str, Any] = {"translate": self._translate}
             if self._factory_for is not None:
@@ -61,6 +71,14 @@ class WorkerPool:
             worker.start()
         return worker
 
+    def _retire_all_but(self, runtime: str) -> None:
+        for other, worker in self._workers.items():
+            if other != runtime and worker.state != "closed":
+                worker.shutdown(
+                    reason=f"retired: runtime {runtime!r} starts on device {self.device}, "
+                    "one runtime per device context"
+                )
+
     def translate(self, error: BaseException | None) -> BaseException | None:
         """A test's error as a ``DeviceRuntimeError`` when the project's hook says it is one."""
         return self._translate(error) if self._translate is not None else error
@@ -69,3 +87,9 @@ class WorkerPool:
         for worker in self._workers.values():
             worker.shutdown()
         self._workers.clear()
+
+
+def _retired(worker: PooledWorker) -> bool:
+    """Closed by a retirement, not given up on: a worker that could not be recovered keeps
+    its skip reason, so its runtime's later tests are still registered for the retry."""
+    return worker.state == "closed" and not worker.skip_reason
