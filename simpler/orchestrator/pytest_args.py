@@ -186,29 +186,28 @@ def pytest_call(
     *,
     phase: str,
     platform: str,
-    devices: list[int],
+    devices: list[int] | None,
     report: str,
     run_id: str,
     attempt: int,
     extra: list[str],
     user_args: list[str],
 ) -> PytestCall:
-    """A phase's own pytest process (L2 or a retry), in the foreground."""
-    argv = _pytest(
-        "--simpler-phase",
-        phase,
-        *_target(platform, format_devices(devices), report),
-        *extra,
-        *user_args,
-    )
+    """A phase's own pytest process (L2 or a retry).
+
+    ``devices`` None: the scheduler places it, filling in ``{devices}`` and ``SIMPLER_DEVICES``.
+    """
+    spec = DEVICES_PLACEHOLDER if devices is None else format_devices(devices)
+    argv = _pytest("--simpler-phase", phase, *_target(platform, spec, report), *extra, *user_args)
     env = {
         "SIMPLER_RUN_ID": run_id,
         "SIMPLER_PHASE": phase,
         "SIMPLER_ATTEMPT": str(attempt),
         "SIMPLER_REPORT": report,
-        "SIMPLER_DEVICES": ",".join(map(str, devices)),
         "SIMPLER_PLATFORM": platform,
     }
+    if devices is not None:
+        env["SIMPLER_DEVICES"] = ",".join(map(str, devices))
     return PytestCall(argv, env)
 
 

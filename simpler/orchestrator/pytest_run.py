@@ -22,7 +22,7 @@ __all__ = ["phase_call", "phase_exit", "run_pytest"]
 def phase_call(
     ctx: RunContext,
     phase: str,
-    devices: list[int],
+    devices: list[int] | None,
     *,
     attempt: int,
     extra: list[str],

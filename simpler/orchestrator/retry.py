@@ -1,74 +1,151 @@
-"""The retry phase: fresh processes for the poison-skipped tests and each test that poisoned.
+"""The retry phase: fresh processes for the poison-skipped tests and each test that poisoned,
+placed by the scheduler over every healthy device of the run.
 
-The victims run together in a fresh process; when a fault inside it poisons that process's
-worker beyond reset, the victims still queued behind the fault are registered again and
-get another fresh process, so a second fault costs only the test that caused it. Each
-trigger gets bounded extra attempts, each in a process of its own.
+The victims of each poisoned worker run together in a fresh process of their own. When a
+fault inside it poisons that process's worker beyond reset, the victims still queued behind
+the fault are registered again and get another fresh process in the next round, so a
+second fault costs only the test that caused it. Each trigger gets bounded extra attempts,
+each in a process of its own, one per round, so its attempts keep their order. The
+processes of a round run in parallel, one device each, never two on one device at once.
 """
 
 from __future__ import annotations
 
+import os
+import signal
+from dataclasses import dataclass, replace
+
+from simpler.ci.child_output import announce
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.pytest_args import undistributed_options
-from simpler.orchestrator.pytest_run import phase_call, phase_exit, run_pytest
-from simpler.reporting.queries import poison_skipped, poison_triggers, quarantined_devices
-from simpler.scheduler.locks import hold_devices
+from simpler.orchestrator.pytest_run import phase_call, phase_exit
+from simpler.orchestrator.signals import Interrupted
+from simpler.reporting.queries import (
+    poison_skipped,
+    poison_skipped_by_worker,
+    poison_triggers,
+    quarantined_devices,
+)
+from simpler.scheduler.executor import ExecutorOptions, execute
+from simpler.scheduler.jobs import Job, JobResult
 
 __all__ = ["RETRY_ATTEMPTS", "VICTIM_PROCESSES", "retry_phase"]
 
 RETRY_ATTEMPTS = (2, 3)  # the triggering test's extra attempts, each on a clean card
 VICTIM_ATTEMPT = 2  # a victim's first real run is its second attempt
-VICTIM_PROCESSES = 4  # fresh processes the victims may take, each after another fault
+VICTIM_PROCESSES = 4  # fresh processes a worker's victims may take, each after another fault
+
+
+@dataclass
+class _Victims:
+    """The tests one poisoned worker skipped that still wait for a verdict."""
+
+    label: str
+    pending: list[str]
+
+
+@dataclass
+class _Trigger:
+    nodeid: str
+    attempt_index: int = 0  # into RETRY_ATTEMPTS
+
+    @property
+    def attempt(self) -> int:
+        return RETRY_ATTEMPTS[self.attempt_index]
 
 
 def retry_phase(ctx: RunContext) -> int:
     records = ctx.records()
-    victims = poison_skipped(records)
-    triggers = poison_triggers(records)
-    flags = undistributed_options(ctx.pytest_args)
-    # A fresh process sees a clean card, but prefer one that was never quarantined.
-    clean = [d for d in ctx.devices if d not in quarantined_devices(records)] or ctx.devices
-    worst = EXIT_OK
+    groups = poison_skipped_by_worker(records).items()
+    victims = [
+        _Victims(_victims_label(i, worker), ids) for i, (worker, ids) in enumerate(groups, 1)
+    ]
+    triggers = [_Trigger(nodeid) for nodeid in poison_triggers(records)]
     if not victims and not triggers:
-        return worst
-    with hold_devices(clean[:1]):
-        if victims:
-            worst = max(worst, _retry_victims(ctx, victims, flags, clean[:1], len(records)))
-        for nodeid in triggers:
-            worst = max(worst, _retry_trigger(ctx, nodeid, flags, clean[:1]))
-    return worst
-
-
-def _retry_victims(
-    ctx: RunContext, victims: list[str], flags: list[str], device: list[int], seen: int
-) -> int:
-    """Fresh processes until every victim has run, a process makes no progress, or the bound.
-
-    ``seen``: how many of the run's records were there before the first process; each round
-    reads the report once and looks only at what its process appended.
-    """
-    pending, worst = victims, EXIT_OK
-    for _ in range(VICTIM_PROCESSES):
-        extra = ["--simpler-retry-role", "victim", *pending]
-        call = phase_call(
-            ctx, "retry", device, attempt=VICTIM_ATTEMPT, extra=extra, user_args=flags
-        )
-        worst = max(worst, phase_exit(run_pytest(call)))
-        records = ctx.records()
-        queued_again = [n for n in poison_skipped(records[seen:]) if n in pending]
+        return EXIT_OK
+    # A fresh process sees a clean card, but prefer the devices that were never quarantined.
+    quarantined = quarantined_devices(records)
+    healthy = [d for d in ctx.devices if d not in quarantined] or ctx.devices
+    worst = EXIT_OK
+    for round_number in range(1, VICTIM_PROCESSES + 1):
+        if not victims and not triggers:
+            break
+        jobs = {_label(g.label, round_number): _victims_job(ctx, g) for g in victims}
+        jobs.update({_trigger_label(t): _trigger_job(ctx, t) for t in triggers})
         seen = len(records)
-        if not queued_again or len(queued_again) == len(pending):
-            break  # all ran, or none could: another process would change nothing
-        pending = queued_again
+        results = {r.label: r for r in _execute(ctx, jobs, healthy)}
+        records = ctx.records()
+        queued_again = poison_skipped(records[seen:])
+        for group in victims:
+            worst = max(worst, _exit(results.get(_label(group.label, round_number))))
+        victims = [g for g in victims if _still_waiting(g, queued_again)]
+        failed = [t for t in triggers if _exit(results.get(_trigger_label(t))) != EXIT_OK]
+        if any(t.attempt_index + 1 == len(RETRY_ATTEMPTS) for t in failed):
+            worst = EXIT_FAILED  # the last attempt failed too: a real failure
+        triggers = [t for t in failed if t.attempt_index + 1 < len(RETRY_ATTEMPTS)]
+        for trigger in triggers:
+            trigger.attempt_index += 1
     return worst
 
 
-def _retry_trigger(ctx: RunContext, nodeid: str, flags: list[str], device: list[int]) -> int:
-    """Up to two more attempts, each in a process of its own so a second fault stays contained."""
-    for attempt in RETRY_ATTEMPTS:
-        extra = ["--simpler-retry-role", "trigger", nodeid]
-        call = phase_call(ctx, "retry", device, attempt=attempt, extra=extra, user_args=flags)
-        if phase_exit(run_pytest(call)) == EXIT_OK:
-            return EXIT_OK
-    return EXIT_FAILED
+def _label(base: str, round_number: int) -> str:
+    # Each round's process has a log of its own.
+    return base if round_number == 1 else f"{base} round {round_number}"
+
+
+def _still_waiting(group: _Victims, queued_again: list[str]) -> bool:
+    """Another round for the victims registered again behind a second fault, while their
+    process made progress (one that ran none of them would run none again) and the bound holds."""
+    again = [n for n in queued_again if n in group.pending]
+    if not again or len(again) == len(group.pending):
+        return False
+    group.pending = again
+    return True
+
+
+def _execute(ctx: RunContext, jobs: dict[str, Job], devices: list[int]) -> list[JobResult]:
+    options = ExecutorOptions(
+        estimate=lambda job: job.est_s or 1.0,  # tests to run: the longest queue starts first
+        tail_lines=ctx.tail_lines,
+        log_dir=ctx.report.parent / "logs",
+        env=dict(os.environ),
+        on_finish=announce,
+    )  # no quarantine inside the phase: each process starts on a card made clean for it
+    named = [replace(job, label=label) for label, job in jobs.items()]
+    execution = execute(named, devices, options)
+    if execution.stopped_by in ("SIGTERM", "SIGINT"):
+        raise Interrupted(signal.Signals[execution.stopped_by])
+    return execution.results
+
+
+def _victims_job(ctx: RunContext, group: _Victims) -> Job:
+    extra = ["--simpler-retry-role", "victim", *group.pending]
+    return _job(ctx, VICTIM_ATTEMPT, extra, float(len(group.pending)))
+
+
+def _trigger_job(ctx: RunContext, trigger: _Trigger) -> Job:
+    extra = ["--simpler-retry-role", "trigger", trigger.nodeid]
+    return _job(ctx, trigger.attempt, extra, 1.0)
+
+
+def _job(ctx: RunContext, attempt: int, extra: list[str], est_s: float) -> Job:
+    flags = undistributed_options(ctx.pytest_args)
+    call = phase_call(ctx, "retry", None, attempt=attempt, extra=extra, user_args=flags)
+    return Job("", 1, tuple(call.argv), est_s, env=tuple(call.env.items()))
+
+
+def _victims_label(index: int, worker: str) -> str:
+    return f"retry-victims-{index}" + (f" ({worker})" if worker else "")
+
+
+def _trigger_label(trigger: _Trigger) -> str:
+    return f"retry {trigger.nodeid} #{trigger.attempt}"
+
+
+def _exit(result: JobResult | None) -> int:
+    """A retry process's end as a phase exit: no tests selected is no failure; a process
+    that died or never ran is one."""
+    if result is None or result.returncode is None or result.timed_out:
+        return EXIT_FAILED
+    return phase_exit(result.returncode)

@@ -6,7 +6,12 @@ from collections.abc import Iterable
 
 from simpler.reporting.report_file import Record
 
-__all__ = ["poison_skipped", "poison_triggers", "quarantined_devices"]
+__all__ = [
+    "poison_skipped",
+    "poison_skipped_by_worker",
+    "poison_triggers",
+    "quarantined_devices",
+]
 
 
 def quarantined_devices(records: Iterable[Record]) -> set[int]:
@@ -23,6 +28,18 @@ def quarantined_devices(records: Iterable[Record]) -> set[int]:
 def poison_skipped(records: Iterable[Record]) -> list[str]:
     """Selected from the ``poison_skip`` registrations only, never from plain skips."""
     return list(dict.fromkeys(r["nodeid"] for r in records if r.get("type") == "poison_skip"))
+
+
+def poison_skipped_by_worker(records: Iterable[Record]) -> dict[str, list[str]]:
+    """The registrations grouped by the worker that skipped them, in the order they came;
+    a test registered by two workers belongs to the first."""
+    groups: dict[str, list[str]] = {}
+    placed: set[str] = set()
+    for r in records:
+        if r.get("type") == "poison_skip" and r["nodeid"] not in placed:
+            placed.add(r["nodeid"])
+            groups.setdefault(str(r.get("worker") or ""), []).append(r["nodeid"])
+    return groups
 
 
 def poison_triggers(records: Iterable[Record]) -> list[str]:
