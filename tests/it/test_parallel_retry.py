@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 # One file per xdist worker (--dist loadfile): a fault first, then three victims.
-SUITE_FILE = '''
+SUITE_FILE = """
 import pytest
 
 pytestmark = pytest.mark.runtime("host_build_graph")
@@ -31,7 +32,7 @@ class TestVictim2:
 class TestVictim3:
     def test_noop(self, worker):
         worker.run("noop")
-'''
+"""
 FILES = [f"test_part{i}.py" for i in range(1, 5)]
 
 
@@ -76,4 +77,4 @@ def test_four_poisoned_workers_retry_on_every_device_and_never_share_one(
     assert sum(len(s) for s in spans.values()) == 8  # 4 victim processes + 4 trigger attempts
     for device, device_spans in spans.items():
         ordered = sorted(device_spans)
-        assert all(a[1] <= b[0] for a, b in zip(ordered, ordered[1:])), (device, ordered)
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(ordered)), (device, ordered)
