@@ -62,8 +62,9 @@ RESOURCE_CHILDREN = 80
 # and its test record, a test and a child record per Resource child, and the retried test.
 NON_L2_RECORDS = 6 + 3 + 2 + 2 * RESOURCE_CHILDREN + 1
 PARSE_REPORT = "import json, sys\nfor line in open(sys.argv[1], 'rb'):\n    json.loads(line)\n"
-CAPACITY_REGISTRATIONS = 10_000
+CAPACITY_REGISTRATIONS = 20_000
 LOAD_REGISTRY = "import json, sys\njson.load(open(sys.argv[1]))\n"
+CAPACITY_GOAL = 2.0  # issue 13: the whole report within 2x of merely loading the registry
 # Suite names as large CI registries spell them; the last ones carry no device-count token.
 SUITES = (
     *(f"stage-a-test-{n}-npu-a2" for n in (1, 2, 4)),
@@ -435,12 +436,19 @@ def report_summary(repeats: int) -> list[Figure]:
 
 
 def write_registry(path: Path, count: int = CAPACITY_REGISTRATIONS) -> None:
-    """``count`` registrations over realistic suites, a few disabled or flagged nightly."""
+    """``count`` registrations over realistic suites: some disabled, nightly, or with no suite.
+
+    Shaped like sglang's export: backends amd and rocm both, disabled NPU registrations with
+    ``suite=""``, and fields the report does not read.
+    """
     rng = random.Random(10)
     registrations = []
     for index in range(count):
         suite = SUITES[index % len(SUITES)]
-        backend = "npu" if "-npu" in suite else rng.choice(("cuda", "rocm"))
+        backend = "npu" if "-npu" in suite else rng.choice(("cuda", "amd", "rocm"))
+        disabled = "flaky on this backend, see #1234" if index % 53 == 0 else None
+        if index % 241 == 0:
+            suite, backend, disabled = "", "npu", "not assigned to a suite yet"
         registrations.append(
             {
                 "filename": f"test/srt/{suite.split('-')[0]}/test_case_{index:05d}.py",
@@ -448,14 +456,15 @@ def write_registry(path: Path, count: int = CAPACITY_REGISTRATIONS) -> None:
                 "suite": suite,
                 "est_time": round(rng.uniform(5, 900), 1),
                 "nightly": index % 37 == 0,
-                "disabled": "flaky on this backend, see #1234" if index % 53 == 0 else None,
+                "disabled": disabled,
+                "stage": "stage-b",
             }
         )
     path.write_text(json.dumps(registrations, indent=1) + "\n", encoding="utf-8")
 
 
 def capacity_report(repeats: int) -> list[Figure]:
-    """`simpler capacity` on 10k registrations, against a process that merely loads the JSON."""
+    """`simpler capacity` on 20k registrations, against a process that merely loads the JSON."""
     with tempfile.TemporaryDirectory(prefix="simpler-bench-") as folder:
         path = Path(folder) / "registry.json"
         write_registry(path)
@@ -479,7 +488,7 @@ def capacity_report(repeats: int) -> list[Figure]:
             capacity_s / load_s,
             "a process that json.load()s the registry",
             f"{capacity_s:.3f}s vs {load_s:.3f}s (medians of {repeats})",
-            3.0,
+            CAPACITY_GOAL,
         )
     ]
 

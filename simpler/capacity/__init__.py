@@ -5,10 +5,12 @@ Stages, one module each, in the order the data flows:
 - ``registry`` reads and validates exported registrations (JSON list or JSON Lines);
 - ``collect`` reads this project's own scene tests and their ``device_count`` markers;
 - ``sizing`` derives the device count from a suite name;
-- ``aggregate`` adds registrations up per device count, backend and suite;
-- ``render`` writes the result as markdown or JSON;
+- ``aggregate`` adds registrations up per device count, backend, suite and schedule
+  (per commit or nightly);
+- ``render`` writes the result as markdown, ``render_json`` as JSON;
 - ``step_summary`` appends markdown to GitHub's step summary within its size limit;
-- ``pool`` simulates a pool of N devices with the scheduler's dry run;
+- ``pool_spec`` reads ``--pool``: one pool, or one per backend;
+- ``pool`` simulates each pool with the scheduler's dry run;
 - ``command`` is ``simpler capacity``.
 
 Nothing here imports cppyy, numpy or ``simpler.runner``: the report never touches a device.

@@ -2,22 +2,25 @@
 
 Exit codes: 0 the report was printed; 2 bad flags or bad input (an unreadable or invalid
 registry, a test file that does not parse, ``--step-summary`` outside GitHub Actions,
-``--pool`` while the scheduler's dry run is not built).
+``--pool`` while the scheduler's dry run is not built, ``--nightly`` without ``--pool``).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from simpler.capacity.aggregate import Capacity, aggregate
-from simpler.capacity.model import InputError, Loaded
+from simpler.capacity.aggregate import Capacity, aggregate, backend_slot
+from simpler.capacity.model import InputError, Loaded, Registration, suite_label
+from simpler.capacity.pool_spec import parse_pool_spec
 from simpler.capacity.registry import load_registry
-from simpler.capacity.render import SECTIONS, render_json, render_markdown
+from simpler.capacity.render import SECTIONS, render_markdown
+from simpler.capacity.render_json import render_json
 from simpler.capacity.step_summary import append_step_summary, step_summary_path
 from simpler.contract import EXIT_OK, EXIT_USAGE
 from simpler.usage import OneLineParser, UsageError
@@ -64,10 +67,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="also append the markdown to $GITHUB_STEP_SUMMARY (kept under 1 MiB)",
     )
     parser.add_argument(
+        "--backend",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this backend's registrations, in every section, the JSON and the pool "
+        "(repeatable; amd and rocm are one)",
+    )
+    parser.add_argument(
         "--pool",
-        type=_positive_int,
-        metavar="N",
-        help="simulate the enabled per-commit registrations on N devices",
+        type=parse_pool_spec,
+        metavar="N|BACKEND=N,...",
+        help="simulate the enabled per-commit registrations on N devices, or each backend "
+        "on its own pool (cuda=8,amd=8,npu=16)",
+    )
+    parser.add_argument(
+        "--nightly",
+        action="store_true",
+        help="--pool simulates the night's registrations instead of the per-commit ones",
     )
     parser.add_argument(
         "--lenient",
@@ -95,6 +112,8 @@ def main(argv: Sequence[str]) -> int:
 def _run(args: argparse.Namespace) -> int:
     if not args.registry and not args.collect:
         raise InputError("nothing to report: give --registry FILE and/or --collect PATHS")
+    if args.nightly and args.pool is None:
+        raise InputError("--nightly chooses what --pool simulates: give --pool too")
     # Checked before any input is read, so that a run that cannot finish prints nothing.
     dry_run = None
     if args.pool is not None:
@@ -108,21 +127,32 @@ def _run(args: argparse.Namespace) -> int:
     loaded = _load(args.registry, args.collect, lenient=args.lenient)
     for warning in loaded.warnings:
         _warn(warning)
-    capacity = aggregate(loaded.registrations)
+    registrations = _on_backends(loaded.registrations, args.backend)
+    capacity = aggregate(registrations)
     _warn_unsized(capacity)
-    pool: PoolResult | None = None
+    pools: list[PoolResult] = []
     if dry_run is not None:
-        from simpler.capacity.pool import simulate_pool
+        from simpler.capacity.pool import simulate_pools
 
-        pool = simulate_pool(loaded.registrations, args.pool, dry_run)
-    markdown = render_markdown(capacity, args.section, pool)
-    _print(render_json(capacity, pool) if args.format == "json" else markdown)
+        pools = simulate_pools(registrations, args.pool, dry_run, nightly=args.nightly)
+    markdown = render_markdown(capacity, args.section, pools)
+    _print(render_json(capacity, pools) if args.format == "json" else markdown)
     if summary_file is not None and append_step_summary(summary_file, markdown):
         _warn("the step summary was cut to stay under GitHub's 1 MiB limit")
     return EXIT_OK
 
 
 def _load(registries: Sequence[Path], collect_paths: Sequence[str], *, lenient: bool) -> Loaded:
+    # Tens of thousands of small, acyclic containers: the cyclic collector would walk them
+    # again and again while they pile up, for nothing; reference counting frees them all.
+    gc.disable()
+    try:
+        return _load_all(registries, collect_paths, lenient=lenient)
+    finally:
+        gc.enable()
+
+
+def _load_all(registries: Sequence[Path], collect_paths: Sequence[str], *, lenient: bool) -> Loaded:
     loaded = Loaded()
     for registry in registries:
         loaded.extend(load_registry(registry, lenient=lenient))
@@ -133,12 +163,26 @@ def _load(registries: Sequence[Path], collect_paths: Sequence[str], *, lenient: 
     return loaded
 
 
+def _on_backends(registrations: list[Registration], names: Sequence[str]) -> list[Registration]:
+    """The registrations of the ``--backend`` names (all without one); a name with none is said."""
+    if not names:
+        return registrations
+    wanted = {backend_slot(name) for name in names}
+    kept = [r for r in registrations if backend_slot(r.backend) in wanted]
+    found = {backend_slot(r.backend) for r in kept}
+    for name in names:
+        if backend_slot(name) not in found:
+            present = sorted({r.backend for r in registrations}) or ["none"]
+            _warn(f"--backend {name}: no registrations on it (backends: {', '.join(present)})")
+    return kept
+
+
 def _warn_unsized(capacity: Capacity) -> None:
     """Unsized suites are never silent: name how many and (the first) which."""
     names = capacity.unsized_suite_names()
     if not names:
         return
-    shown = ", ".join(names[:UNSIZED_NAMES_SHOWN])
+    shown = ", ".join(suite_label(name) for name in names[:UNSIZED_NAMES_SHOWN])
     rest = len(names) - UNSIZED_NAMES_SHOWN
     more = f", and {rest} more" if rest > 0 else ""
     suites = "suite" if len(names) == 1 else "suites"
@@ -146,16 +190,6 @@ def _warn_unsized(capacity: Capacity) -> None:
         f"{len(names)} unsized {suites} (no device-count token, or tokens that disagree): "
         f"{shown}{more}"
     )
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _print(text: str) -> None:

@@ -1,34 +1,43 @@
-"""Write a Capacity as markdown (the sections of ``--section``) or as JSON."""
+"""Write a Capacity as markdown: the sections of ``--section``, then the pools, if any."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from simpler.capacity.aggregate import (
     Capacity,
+    Schedules,
     SizeGroup,
     SuiteStats,
     Tally,
-    backend_order,
     sorted_suites,
 )
-from simpler.capacity.pool import PoolResult
+from simpler.capacity.model import suite_label
 from simpler.capacity.sizing import unsized_reason
 
-__all__ = ["SECTIONS", "escape_cell", "format_seconds", "render_json", "render_markdown"]
+if TYPE_CHECKING:  # the pool module imports the scheduler: only --pool needs it at run time
+    from simpler.capacity.pool import PoolResult
+
+__all__ = [
+    "SECTIONS",
+    "escape_cell",
+    "format_hours",
+    "format_seconds",
+    "pool_section",
+    "render_markdown",
+]
 
 SECTIONS = ("summary", "by-device-count", "by-suite", "all")
 _SUITE_COLUMNS = ("Suite", "Enabled", "Disabled", "Est. Time", "Type")
+_SPLIT_COLUMNS = ("Per-commit", "Nightly", "Per-commit device-h", "Nightly device-h")
 
 
-def render_markdown(capacity: Capacity, section: str, pool: PoolResult | None = None) -> str:
-    """The markdown of one ``--section`` (``all``: every section), then the pool's, if any."""
+def render_markdown(capacity: Capacity, section: str, pools: Sequence[PoolResult] = ()) -> str:
+    """The markdown of one ``--section`` (``all``: every section), then the pools', if any."""
     writers = _SECTION_WRITERS if section == "all" else {section: _SECTION_WRITERS[section]}
     parts = [write(capacity) for write in writers.values()]
-    if pool is not None:
-        parts.append(pool_section(pool))
+    parts += [pool_section(pool) for pool in pools]
     return "\n".join(parts)
 
 
@@ -43,10 +52,25 @@ def summary_section(capacity: Capacity) -> str:
     ]
     rows.append(_summary_row("**Total**", totals, backends))
     lines += _table(["Devices", *backends, "Total", "Disabled"], rows, right=range(1, len(rows[0])))
+    schedules = totals.schedules
     lines += [
         "",
         f"{totals.enabled} enabled and {totals.disabled} disabled registrations "
         f"in {len(totals.suites)} suites; est. {format_seconds(totals.est_time_s)} enabled.",
+        "",
+        f"Per commit: {schedules.per_commit.count} registrations, "
+        f"{format_hours(schedules.per_commit.device_hours)} device-hours. "
+        f"Nightly: {schedules.nightly.count} registrations, "
+        f"{format_hours(schedules.nightly.device_hours)} device-hours.",
+        "",
+        "### Per commit and nightly",
+        "",
+    ]
+    lines += _split_table(capacity)
+    lines += [
+        "",
+        "Device-hours are est. time times devices over enabled registrations; "
+        "unsized ones have no device count and add none.",
     ]
     unsized = capacity.unsized_group()
     if unsized.suites:
@@ -70,18 +94,25 @@ def by_suite_section(capacity: Capacity) -> str:
     if not suites:
         return "\n".join([*lines, "_No registrations._", ""])
     rows = [
-        [stats.suite, stats.backend, _size_label(stats.size), *_suite_numbers(stats)]
+        [suite_label(stats.suite), stats.backend, _size_label(stats.size), *_suite_numbers(stats)]
         for stats in suites
     ]
+    # Hundreds of rows: folded like the drill-down, so the summary above stays in view.
+    lines += [
+        "<details>",
+        f"<summary>{len(rows)} suites per backend, by device count then name</summary>",
+        "",
+    ]
     lines += _table(["Suite", "Backend", "Devices", *_SUITE_COLUMNS[1:]], rows, right=range(2, 6))
-    return "\n".join([*lines, ""])
+    return "\n".join([*lines, "", "</details>", ""])
 
 
 def pool_section(pool: PoolResult) -> str:
+    backend = f" for {escape_cell(pool.backend)}" if pool.backend is not None else ""
     lines = [
-        f"## Pool of {pool.pool_size} devices",
+        f"## Pool of {pool.pool_size} devices{backend}, {pool.schedule}",
         "",
-        f"The scheduler's dry run over {pool.jobs} enabled per-commit registrations: "
+        f"The scheduler's dry run over {pool.jobs} enabled {pool.schedule} registrations: "
         f"makespan {format_seconds(pool.makespan_s)} "
         f"(lower bound {format_seconds(pool.lower_bound_s)}), "
         f"utilization {pool.utilization:.0%}.",
@@ -102,6 +133,29 @@ _SECTION_WRITERS: dict[str, Callable[[Capacity], str]] = {
 }
 
 
+def _split_table(capacity: Capacity) -> list[str]:
+    """Per size and backend: what runs per commit and at night, in counts and device-hours."""
+    rows = []
+    for group in capacity.groups:
+        size = _size_label(group.size)
+        for backend in capacity.active_backends():
+            schedules = group.tally.backend_schedules.get(backend)
+            if schedules is not None:
+                rows.append([size, backend, *_split_cells(schedules, unsized=group.size is None)])
+    # The total's device-hours are the sized ones': unsized registrations add none.
+    rows.append(["**Total**", "", *_split_cells(capacity.totals.schedules, unsized=False)])
+    return _table(["Devices", "Backend", *_SPLIT_COLUMNS], rows, right=range(2, 6))
+
+
+def _split_cells(schedules: Schedules, *, unsized: bool) -> list[str]:
+    per_commit, nightly = schedules.per_commit, schedules.nightly
+    if unsized:
+        hours = ["n/a", "n/a"]
+    else:
+        hours = [format_hours(per_commit.device_hours), format_hours(nightly.device_hours)]
+    return [str(per_commit.count), str(nightly.count), *hours]
+
+
 def _unsized_table(unsized: SizeGroup) -> list[str]:
     headers = ["Suite", "Backend", "Enabled", "Disabled", "Why unsized"]
     rows = [_unsized_row(stats) for stats in sorted_suites(unsized.suites.values())]
@@ -110,7 +164,8 @@ def _unsized_table(unsized: SizeGroup) -> list[str]:
 
 def _unsized_row(stats: SuiteStats) -> list[str]:
     reason = unsized_reason(stats.suite)
-    return [stats.suite, stats.backend, str(stats.enabled), str(stats.disabled), reason]
+    label = suite_label(stats.suite)
+    return [label, stats.backend, str(stats.enabled), str(stats.disabled), reason]
 
 
 def _size_details(group: SizeGroup) -> list[str]:
@@ -124,11 +179,31 @@ def _size_details(group: SizeGroup) -> list[str]:
         "",
     ]
     for backend in group.backends():
-        rows = [[stats.suite, *_suite_numbers(stats)] for stats in group.suites_of(backend)]
+        rows = [
+            [suite_label(stats.suite), *_suite_numbers(stats)] for stats in group.suites_of(backend)
+        ]
         lines += [f"**{escape_cell(backend)}**", ""]
         lines += _table(_SUITE_COLUMNS, rows, right=range(1, 4))
         lines.append("")
+    lines += _disabled_table(group)
     return [*lines, "</details>", ""]
+
+
+def _disabled_table(group: SizeGroup) -> list[str]:
+    """Why each disabled registration is off: what a CI owner has to chase."""
+    rows = [
+        [suite_label(stats.suite), stats.backend, filename, reason]
+        for stats in sorted_suites(group.suites.values())
+        for filename, reason in sorted(stats.disabled_reasons)
+    ]
+    if not rows:
+        return []
+    return [
+        f"**Disabled ({len(rows)})**",
+        "",
+        *_table(["Suite", "Backend", "File", "Reason"], rows),
+        "",
+    ]
 
 
 def _suite_numbers(stats: SuiteStats) -> list[str]:
@@ -136,7 +211,7 @@ def _suite_numbers(stats: SuiteStats) -> list[str]:
         str(stats.enabled),
         str(stats.disabled),
         format_seconds(stats.est_time_s),
-        stats.type_label,
+        stats.type_cell,
     ]
 
 
@@ -190,54 +265,10 @@ def format_seconds(seconds: float) -> str:
     return f"{hours}h {rest // 60:02d}m"
 
 
-def render_json(capacity: Capacity, pool: PoolResult | None = None) -> str:
-    summary = {_size_key(group.size): _tally_json(group.tally) for group in capacity.sized_groups()}
-    # "unsized" is always present, so a consumer never has to ask whether the key exists.
-    summary["unsized"] = _tally_json(capacity.unsized_group().tally)
-    document: dict[str, Any] = {
-        "device_count_summary": summary,
-        "totals": _tally_json(capacity.totals),
-        "by_suite": [_suite_json(stats) for stats in capacity.all_suites()],
-    }
-    if pool is not None:
-        document["pool"] = _pool_json(pool)
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-
-
-def _size_key(size: int | None) -> str:
-    return "unsized" if size is None else str(size)
-
-
-def _tally_json(tally: Tally) -> dict[str, Any]:
-    return {
-        "enabled": tally.enabled,
-        "disabled": tally.disabled,
-        "est_time_s": round(tally.est_time_s, 3),
-        "backends": {
-            name: tally.backends[name] for name in sorted(tally.backends, key=backend_order)
-        },
-        "suites": sorted(tally.suites),
-    }
-
-
-def _suite_json(stats: SuiteStats) -> dict[str, Any]:
-    return {
-        "suite": stats.suite,
-        "backend": stats.backend,
-        "device_count": stats.size,
-        "enabled": stats.enabled,
-        "disabled": stats.disabled,
-        "est_time_s": round(stats.est_time_s, 3),
-        "type": stats.type_label,
-    }
-
-
-def _pool_json(pool: PoolResult) -> dict[str, Any]:
-    return {
-        "pool_size": pool.pool_size,
-        "jobs": pool.jobs,
-        "makespan_s": pool.makespan_s,
-        "lower_bound_s": pool.lower_bound_s,
-        "utilization": pool.utilization,
-        "left_out": {"unsized": pool.unsized, "too_big": pool.too_big},
-    }
+def format_hours(hours: float) -> str:
+    """Device-hours with the precision a capacity plan needs: ``0.25``, ``12.5``, ``1,234``."""
+    if hours >= 100:
+        return f"{hours:,.0f}"
+    if hours >= 10:
+        return f"{hours:.1f}"
+    return f"{hours:.2f}"

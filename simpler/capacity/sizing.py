@@ -26,6 +26,8 @@ def device_count(suite: str) -> int | None:
 
 def unsized_reason(suite: str) -> str:
     """Why ``suite`` has no device count, in words for the report."""
+    if not suite:
+        return "no suite given"
     counts = count_tokens(suite)
     if not counts:
         return "no N-" + "/".join(DEVICE_KINDS) + " token"

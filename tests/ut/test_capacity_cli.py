@@ -16,6 +16,9 @@ from simpler.capacity.pool import pool_jobs
 from simpler.capacity.registry import load_registry
 from simpler.capacity.step_summary import CUT_NOTICE, STEP_SUMMARY_LIMIT, fit
 
+# The keys every size group had before the per-commit/nightly split, meaning what they meant.
+KEPT_KEYS = ("enabled", "disabled", "est_time_s", "backends", "suites")
+
 
 def registration(suite: str, **overrides: Any) -> dict[str, Any]:
     base = {"filename": f"test_{suite}.py", "backend": "cuda", "suite": suite, "est_time": 10}
@@ -136,7 +139,7 @@ def test_collect_reads_device_count_markers_from_test_files(tmp_path: Path) -> N
     result = capacity("--collect", tmp_path / "st", "--format", "json")
     assert (result.returncode, result.stderr) == (0, "")
     summary = json.loads(result.stdout)["device_count_summary"]
-    assert summary["1"] == {
+    assert {key: summary["1"][key] for key in KEPT_KEYS} == {
         "enabled": 1,
         "disabled": 0,
         "est_time_s": 1.0,
@@ -274,3 +277,16 @@ def test_the_command_never_imports_the_device_stack(tmp_path: Path) -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
     assert "loaded: []" in result.stderr
+
+
+def test_one_pool_keeps_its_json_key_and_is_listed_among_the_pools(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    entries = [registration("2-gpu", est_time=100), registration("4-gpu", backend="amd")]
+    args = ["--registry", str(write_registry(tmp_path, entries)), "--pool", "8"]
+    assert command.main([*args, "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["pool"]["pool_size"] == 8
+    assert document["pool"]["jobs"] == 2  # one pool mixes the backends, as it always did
+    assert document["pools"] == [document["pool"]]
+    assert (document["pool"]["backend"], document["pool"]["schedule"]) == (None, "per-commit")

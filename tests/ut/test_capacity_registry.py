@@ -79,7 +79,8 @@ def test_an_empty_registry_has_no_registrations(tmp_path: Path, text: str) -> No
         ({"est_time": "12s"}, 'est_time must be a number of seconds, got string "12s"'),
         ({"est_time": True}, "est_time must be a number of seconds, got boolean true"),
         ({"est_time": -1}, "est_time must be a finite number >= 0, got -1"),
-        ({"suite": 7}, "suite must be a non-empty string, got number 7"),
+        ({"est_time": 10**400}, f"est_time is too large to be seconds, got number 1{'0' * 36}..."),
+        ({"suite": 7}, "suite must be a string (empty when there is none), got number 7"),
         ({"backend": ""}, 'backend must be a non-empty string, got string ""'),
         ({"nightly": "yes"}, 'nightly must be true or false, got string "yes"'),
         ({"disabled": False}, "disabled must be null or a reason string, got boolean false"),
@@ -108,12 +109,12 @@ def test_every_problem_of_an_entry_is_on_its_one_line(tmp_path: Path) -> None:
     path = write_list(tmp_path, [{"filename": "test_e.py", "backend": 3}])
     assert load_error(path) == (
         f"{path}: entry [0] (filename 'test_e.py'): backend must be a non-empty string, "
-        "got number 3; suite is missing; est_time is missing"
+        "got number 3; est_time is missing"
     )
 
 
 def test_strict_mode_names_the_first_bad_entry_and_counts_the_rest(tmp_path: Path) -> None:
-    path = write_list(tmp_path, [entry(est_time="x"), entry(), "not an object", entry(suite=None)])
+    path = write_list(tmp_path, [entry(est_time="x"), entry(), "not an object", entry(suite=[])])
     message = load_error(path)
     assert message.startswith(f"{path}: entry [0] (filename 'test/srt/test_a.py'): est_time")
     assert message.endswith("[and 2 more bad entries; --lenient skips them]")
@@ -172,3 +173,32 @@ def test_a_file_that_is_not_text_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "binary.json"
     path.write_bytes(b"[\xff\xfe]")
     assert load_error(path).startswith(f"cannot read registry {path}: 'utf-8' codec")
+
+
+@pytest.mark.parametrize("suite", ["", "   ", None, "missing"])
+def test_a_registration_without_a_suite_is_kept_unsized_and_named_once(
+    tmp_path: Path, suite: str | None
+) -> None:
+    # sglang's disabled NPU registrations carry suite="": the registry is real, not wrong.
+    without = entry(filename="test_npu.py", backend="npu", disabled="not ready on a3")
+    if suite == "missing":
+        del without["suite"]
+    else:
+        without["suite"] = suite
+    path = write_list(tmp_path, [entry(), without])
+    loaded = load_registry(path, lenient=False)
+    assert [(r.suite, r.disabled) for r in loaded.registrations] == [
+        ("stage-a-1-gpu", None),
+        ("", "not ready on a3"),
+    ]
+    assert loaded.warnings == [
+        f"{path}: 1 registration has no suite; counted as unsized: "
+        "entry [1] (filename 'test_npu.py')"
+    ]
+
+
+def test_the_no_suite_warning_names_five_then_counts_the_rest(tmp_path: Path) -> None:
+    path = write_lines(tmp_path, [entry(filename=f"t{n}.py", suite="") for n in range(7)])
+    (warning,) = load_registry(path, lenient=False).warnings
+    assert warning.startswith(f"{path}: 7 registrations have no suite; counted as unsized: ")
+    assert warning.endswith("entry [4] at line 5 (filename 't4.py'), and 2 more")

@@ -7,7 +7,8 @@ from typing import Any
 
 from simpler.capacity.aggregate import BACKEND_DISPLAY_ORDER, aggregate, backend_order
 from simpler.capacity.model import Registration
-from simpler.capacity.render import escape_cell, format_seconds, render_json, render_markdown
+from simpler.capacity.render import escape_cell, format_seconds, render_markdown
+from simpler.capacity.render_json import render_json
 
 
 def reg(
@@ -39,6 +40,9 @@ def table_rows(markdown: str, heading: str) -> list[list[str]]:
     return rows
 
 
+# The keys every size group had before the per-commit/nightly split, meaning what they meant.
+KEPT_KEYS = ("enabled", "disabled", "est_time_s", "backends", "suites")
+
 MIXED = [
     reg("stage-a-1-gpu", "cuda", 30),
     reg("stage-a-1-gpu", "rocm", 40),
@@ -53,7 +57,7 @@ MIXED = [
 def test_registrations_are_grouped_by_the_device_count_of_their_suite() -> None:
     summary = as_json(MIXED)["device_count_summary"]
     assert list(summary) == ["1", "2", "16", "unsized"]
-    assert summary["1"] == {
+    assert {key: summary["1"][key] for key in KEPT_KEYS} == {
         "enabled": 2,
         "disabled": 1,
         "est_time_s": 70.0,  # the disabled registration's time is not counted
@@ -72,9 +76,13 @@ def test_totals_cover_every_group() -> None:
 
 def test_an_empty_registry_reports_zeroes_and_says_there_is_nothing() -> None:
     empty = {"enabled": 0, "disabled": 0, "est_time_s": 0.0, "backends": {}, "suites": []}
+    nothing = {"enabled": 0, "est_time_s": 0.0, "device_hours": 0.0}
     document = as_json([])
-    assert document["device_count_summary"] == {"unsized": empty}
-    assert document["totals"] == empty
+    assert list(document["device_count_summary"]) == ["unsized"]
+    for tally in (document["device_count_summary"]["unsized"], document["totals"]):
+        assert {key: tally[key] for key in KEPT_KEYS} == empty
+        assert tally["by_backend"] == {}
+    assert document["totals"]["per_commit"] == document["totals"]["nightly"] == nothing
     assert "_No registrations._" in render_markdown(aggregate([]), "all")
 
 
@@ -118,7 +126,21 @@ def test_the_summary_table_has_sizes_ascending_then_unsized_and_backends_in_disp
 def test_unknown_backends_follow_the_known_ones_alphabetically() -> None:
     names = ["zeta", "sim", "alpha", "NPU", "cuda", "dcu"]
     assert sorted(names, key=backend_order) == ["cuda", "NPU", "dcu", "sim", "alpha", "zeta"]
-    assert BACKEND_DISPLAY_ORDER[:2] == ("cuda", "rocm")
+    assert BACKEND_DISPLAY_ORDER[:4] == ("cuda", "amd", "npu", "cpu")
+
+
+def test_amd_and_rocm_share_the_second_slot_whatever_the_registry_calls_it() -> None:
+    names = ["xpu", "rocm", "AMD", "mlx", "cpu", "npu", "cuda", "musa"]
+    assert sorted(names, key=backend_order) == [
+        "cuda",
+        "AMD",
+        "rocm",
+        "npu",
+        "cpu",
+        "xpu",
+        "musa",
+        "mlx",
+    ]
 
 
 def test_the_summary_lists_every_unsized_suite_and_why() -> None:
@@ -163,15 +185,20 @@ def test_a_suite_is_nightly_by_an_enabled_registration_or_by_its_name() -> None:
 def test_the_by_suite_table_lists_each_suite_per_backend_with_its_size() -> None:
     markdown = render_markdown(aggregate(MIXED), "by-suite")
     rows = table_rows(markdown, "## By Suite")
+    # By device count (unsized last), then name, then backend in display order.
     assert [row[:3] for row in rows] == [
         ["1-hcu", "hcu", "1"],
-        ["16-npu", "npu", "16"],
-        ["mm-gen-*", "xpu", "Unsized"],
         ["stage-a-1-gpu", "cuda", "1"],
         ["stage-a-1-gpu", "rocm", "1"],
         ["stage-b-2-gpu", "cuda", "2"],
+        ["16-npu", "npu", "16"],
+        ["mm-gen-*", "xpu", "Unsized"],
         ["stress", "cuda", "Unsized"],
     ]
+    # Hundreds of rows in a real registry: the table is folded away.
+    folded = markdown.split("## By Suite", 1)[1]
+    assert folded.lstrip().startswith("<details>\n<summary>7 suites per backend")
+    assert folded.rstrip().endswith("</details>")
 
 
 def test_section_all_is_every_section_in_order() -> None:

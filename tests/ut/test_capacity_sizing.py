@@ -38,12 +38,16 @@ def test_a_bounded_token_gives_the_count(suite: str, count: int) -> None:
         "x2-gpu",  # the count must start at a dash or the start of the name
         "llm_8-gpu",  # an underscore is no boundary
         "8-tpu",  # not one of gpu, npu, hcu, xpu, dcu
-        "",
     ],
 )
 def test_a_name_without_a_bounded_token_is_unsized(suite: str) -> None:
     assert device_count(suite) is None
     assert unsized_reason(suite) == "no N-gpu/npu/hcu/xpu/dcu token"
+
+
+def test_an_empty_suite_is_unsized_for_want_of_a_name() -> None:
+    assert device_count("") is None
+    assert unsized_reason("") == "no suite given"
 
 
 def test_two_agreeing_tokens_give_their_count() -> None:
