@@ -81,6 +81,8 @@ def describe_exit(child: Record) -> str:
 
 
 def devices_text(child: Record) -> str:
+    if child.get("not_run"):
+        return "none (never started)"
     devices = child.get("devices")
     if isinstance(devices, list | tuple):
         return ",".join(map(str, devices)) or "?"

@@ -245,13 +245,13 @@ def _test_details(verdict: Verdict, analysis: Analysis) -> list[str]:
 
 def _child_details(child: Record, tail_lines: int, *, attached: bool) -> list[str]:
     devices = ",".join(map(str, child.get("devices") or [])) or "?"
-    facts = [f"devices {devices}"]
+    facts = ["never started"] if child.get("not_run") else [f"devices {devices}"]
     if isinstance(child.get("duration_s"), int | float):
         facts.append(f"{child['duration_s']:.1f}s")
     if attached:  # under a failed test: say which child job ran it, and how it ended
         facts.insert(0, f"child {_text(child, 'label')}: {_exit_text(child)}")
     lines = [", ".join(facts)]
-    if child.get("reached_summary") is False:
+    if child.get("reached_summary") is False and not child.get("not_run"):
         lines.append("crashed before pytest's summary line")
     if child.get("log"):
         lines.append(f"log: {child['log']}")
@@ -300,6 +300,8 @@ def _verdict_line(summary: Summary, fail_on_flaky: bool) -> str:
 
 
 def _exit_text(child: Record) -> str:
+    if child.get("not_run"):
+        return _text(child, "not_run")  # it never started: there is no exit to describe
     signal = _text(child, "signal")
     status = signal or f"rc={child.get('returncode')}"
     return status + (" (timed out)" if child.get("timed_out") else "")

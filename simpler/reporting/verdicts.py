@@ -253,7 +253,13 @@ def _find_failures(
         # test never reported (it crashed first) or only skipped must not pass for green.
         if verdict is None or verdict.outcome not in PASSING_OUTCOMES:
             failures.append(Failure("child", _text(child, "nodeid"), verdict=verdict, child=child))
-    failures += [Failure("phase", phase=phase) for phase in phases if _unexplained_failure(phase)]
+    # A child that failed or never started explains its phase's red exit: one cause, one entry.
+    explained = {_text(f.child, "phase") for f in failures if f.child is not None}
+    failures += [
+        Failure("phase", phase=phase)
+        for phase in phases
+        if _unexplained_failure(phase) and phase.name not in explained
+    ]
     return failures
 
 

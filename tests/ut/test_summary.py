@@ -258,3 +258,18 @@ def test_phase_counts_fall_back_to_the_end_record() -> None:
         *phase_span("retry", result("tests/st/test_a.py::test_x", "passed", phase="retry")),
     ]
     assert "l2: 4 passed (from the phase end record) (2.0s)" in summarize(records).text
+
+
+def test_a_child_that_never_started_is_one_failure_that_says_so() -> None:
+    reason = "not run: only 1 device(s) left outside quarantine 0"
+    never = child(
+        returncode=None, devices=[], duration_s=0.0, reached_summary=False, tail=reason,
+        log="", not_run=reason,
+    )  # fmt: skip
+    end = record("phase", "resource", event="end", counts={}, returncode=1, duration_s=0.1)
+    summary = summarize([record("phase", "resource", event="start"), never, end])
+    assert summary.exit_code == 1
+    assert len(summary.failures) == 1  # the phase's red exit is this child, not a second cause
+    assert f"1) child two_cards (tests/st/test_m.py::test_two): {reason}" in summary.text
+    assert "never started" in summary.text
+    assert "crashed" not in summary.text and "reported no failing test" not in summary.text
