@@ -51,7 +51,7 @@ def runner_factory(config: pytest.Config, runtime: str) -> Callable[[str, int], 
         if runner is None:
             from simpler.runner import open_runner
 
-            return open_runner(platform, device)
+            return open_runner(platform, device, runtime=runtime)
         missing = missing_methods(runner)
         if missing:
             raise RunnerContractError(

@@ -16,13 +16,19 @@ from simpler.contract import SIM_PLATFORMS
 from simpler.env_settings import positive_int_env
 from simpler.errors import DeviceRuntimeError
 from simpler.runner import library
+from simpler.runner.directions import InOut, Out
 from simpler.runner.faults import FaultPlan, parse_faults
 
 if TYPE_CHECKING:
-    from simpler.runner.kernels import FloatArray
+    import numpy.typing as npt
+
+    from simpler.runner.kernels import Launch
 
 __all__ = [
     "SIM_PLATFORMS",
+    "InOut",
+    "KernelArgumentError",
+    "Out",
     "Runner",
     "configure_faults",
     "op_timeout_ms",
@@ -32,6 +38,8 @@ __all__ = [
 
 DEFAULT_OP_TIMEOUT_MS = 500
 DEFAULT_DRAIN_TIMEOUT_MS = 2000
+# runner.h SIMPLER_RC_INVALID_ARGUMENT: the runner refused a launch's arguments.
+INVALID_ARGUMENT_RC = 107000
 
 _state_lock = threading.Lock()
 _faults: FaultPlan | None = None  # None: not configured yet, read SIMPLER_SIM_FAULTS
@@ -64,10 +72,24 @@ def op_timeout_ms() -> int:
     return positive_int_env("SIMPLER_OP_TIMEOUT_MS", DEFAULT_OP_TIMEOUT_MS)
 
 
-def open_runner(platform: str, device: int) -> Runner:
-    """A runner on ``device`` of ``platform`` (not yet initialized: call ``init()``)."""
+class KernelArgumentError(ValueError):
+    """The runner refused a launch's arguments (runner.h SIMPLER_RC_INVALID_ARGUMENT).
+
+    A usage error, not a device error: nothing reached the card, the runner stays usable.
+    """
+
+    def __init__(self, rc: int, where: str, message: str) -> None:
+        self.rc = rc
+        self.where = where
+        super().__init__(f"rc {rc} at {where}: {message}")
+
+
+def open_runner(platform: str, device: int, runtime: str = "default") -> Runner:
+    """A runner on ``device`` of ``platform`` running ``runtime`` (call ``init()`` next)."""
     if not isinstance(platform, str):
         raise TypeError(f"platform must be a str, got {type(platform).__name__}")
+    if not isinstance(runtime, str):
+        raise TypeError(f"runtime must be a str, got {type(runtime).__name__}")
     if isinstance(device, bool) or not isinstance(device, int):
         raise TypeError(f"device must be an int, got {type(device).__name__}")
     if device < 0:
@@ -76,9 +98,12 @@ def open_runner(platform: str, device: int) -> Runner:
     native_library = _loaded_library()
     if native_library.simulated and platform not in SIM_PLATFORMS:
         raise ValueError(f"unknown platform {platform!r} (known: {', '.join(SIM_PLATFORMS)})")
-    native = native_library.gbl.simpler_create_runner(platform, device, timeout)
+    native = native_library.gbl.simpler_create_runner(platform, runtime, device, timeout)
     if not native:
-        raise ValueError(f"platform {platform!r} is not implemented by {native_library.origin}")
+        raise ValueError(
+            f"platform {platform!r} (runtime {runtime!r}) is not implemented by "
+            f"{native_library.origin}"
+        )
     return Runner(platform, device, native, native_library)
 
 
@@ -104,7 +129,7 @@ class Runner:
         self.platform = platform
         self.device = device
         self._open_native = native
-        self._nullptr = native_library.nullptr
+        self._library = native_library
         self._release = weakref.finalize(self, native_library.gbl.simpler_destroy_runner, native)
 
     @property
@@ -121,19 +146,30 @@ class Runner:
     def init(self) -> None:
         self._check(self._native.init())
 
-    def run(self, kernel: str, *arrays: FloatArray) -> FloatArray | None:
-        """Run ``kernel`` on ``arrays``; returns its output (None for noop)."""
+    def run(self, kernel: str, *args: object) -> npt.NDArray[Any] | tuple[Any, ...] | None:
+        """Launch ``kernel``; returns its output array(s), or None when it writes none.
+
+        Arrays are inputs unless marked ``Out(array)``/``InOut(array)``; ints, floats,
+        bools and numpy scalars are scalars. The simulated card's kernels allocate their
+        output: ``run("vector_add", a, b)`` returns ``a + b``.
+        """
         from simpler.runner.kernels import prepare_launch  # numpy loads with the first launch
 
-        launch = prepare_launch(kernel, arrays)
-        a, b = (*map(self._pointer, launch.inputs), self._nullptr, self._nullptr)[:2]
-        out = self._pointer(launch.out)
-        self._check(self._native.run(launch.kernel, a, b, out, *launch.dims))
-        return launch.out
+        launch = prepare_launch(kernel, args, simulated=self._library.simulated)
+        native = self._native
+        rc = native.run(launch.kernel, *self._c_arrays(launch))
+        if rc == INVALID_ARGUMENT_RC and not native.unusable():
+            raise KernelArgumentError(int(rc), str(native.last_where()), str(native.last_message()))
+        self._check(rc)
+        return launch.result()
 
-    def _pointer(self, array: FloatArray | None) -> Any:
-        # cppyy cannot take the buffer of an empty array; the kernel never reads it anyway.
-        return self._nullptr if array is None or array.size == 0 else array
+    def _c_arrays(self, launch: Launch) -> tuple[Any, int, Any, int]:
+        packed, library_ = launch.packed, self._library
+        tensors, scalars = packed.tensors, packed.scalars
+        # A null pointer for an empty list: the runner must not read it anyway.
+        t = library_.tensor_pointer(packed.address(tensors)) if len(tensors) else library_.nullptr
+        s = library_.scalar_pointer(packed.address(scalars)) if len(scalars) else library_.nullptr
+        return t, len(tensors), s, len(scalars)
 
     def drain(self, timeout_ms: int = DEFAULT_DRAIN_TIMEOUT_MS) -> None:
         if timeout_ms < 0:

@@ -7,12 +7,14 @@ C++ compiler is available, cling compiles the sources in-process instead.
 
 A user with real hardware sets ``SIMPLER_RUNNER_LIBRARY`` (a shared library
 implementing runner.h) and, if their header is not runner.h itself,
-``SIMPLER_RUNNER_HEADER``.
+``SIMPLER_RUNNER_HEADER``. The library must report the runner.h ABI it was
+built against; one built against another version is refused with one line.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
 import hashlib
 import os
@@ -26,10 +28,21 @@ from typing import Any
 
 from simpler.runner.faults import FaultPlan
 
-__all__ = ["NativeLibrary", "cache_dir", "is_loaded", "load"]
+__all__ = [
+    "RUNNER_ABI",
+    "NativeLibrary",
+    "RunnerLibraryError",
+    "cache_dir",
+    "check_user_library",
+    "is_loaded",
+    "load",
+]
 
 SOURCE_DIR = Path(__file__).resolve().parent
-SIM_SOURCES = ("runner.h", "simcard.h", "simcard.cpp")
+SIM_SOURCES = ("runner.h", "simcard.h", "simkernels.h", "simcard.cpp")
+# runner.h's SIMPLER_RUNNER_ABI: the version this package's Python side marshals for.
+RUNNER_ABI = 2
+LIBRARY_EXPORTS = ("simpler_runner_abi", "simpler_create_runner", "simpler_destroy_runner")
 CXX_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-pthread")
 # The calls that may wait on the card: cppyy lets other Python threads run meanwhile.
 GIL_RELEASING_METHODS = ("init", "run", "drain", "soft_reset", "force_reset", "probe", "finalize")
@@ -42,6 +55,8 @@ class NativeLibrary:
     nullptr: Any
     simulated: bool
     origin: str  # "cached-library", "built-library", "jit" or the user's library path
+    tensor_pointer: Any  # address -> const simpler_tensor*
+    scalar_pointer: Any  # address -> const simpler_scalar*
 
     def push_faults(self, plan: FaultPlan) -> None:
         if not self.simulated:
@@ -57,6 +72,10 @@ class NativeLibrary:
     def push_test(self, nodeid: str, attempt: int) -> None:
         if self.simulated:
             self.gbl.simpler_sim_set_test(nodeid, attempt)
+
+
+class RunnerLibraryError(RuntimeError):
+    """SIMPLER_RUNNER_LIBRARY names a library simpler cannot drive."""
 
 
 _lock = threading.Lock()
@@ -81,12 +100,17 @@ def cache_dir() -> Path:
 
 
 def _load_uncached() -> NativeLibrary:
-    import cppyy  # deferred: only device-touching commands pay for cling
-
     user_library = os.environ.get("SIMPLER_RUNNER_LIBRARY")
+    if user_library:
+        check_user_library(user_library)
+    import cppyy  # deferred: only device-touching commands pay for cling
+    import cppyy.ll
+
     cppyy.add_include_path(str(SOURCE_DIR))
     if user_library:
-        cppyy.include(os.environ.get("SIMPLER_RUNNER_HEADER") or str(SOURCE_DIR / "runner.h"))
+        header = os.environ.get("SIMPLER_RUNNER_HEADER") or str(SOURCE_DIR / "runner.h")
+        cppyy.include(header)
+        _check_header(cppyy, header)
         cppyy.load_library(user_library)
         origin, simulated = user_library, False
     else:
@@ -96,7 +120,61 @@ def _load_uncached() -> NativeLibrary:
     runner_class = cppyy.gbl.simpler.DeviceRunner
     for name in GIL_RELEASING_METHODS:
         getattr(runner_class, name).__release_gil__ = True
-    return NativeLibrary(cppyy.gbl, cppyy.nullptr, simulated, origin)
+    return NativeLibrary(
+        cppyy.gbl,
+        cppyy.nullptr,
+        simulated,
+        origin,
+        cppyy.ll.cast["const simpler_tensor*"],
+        cppyy.ll.cast["const simpler_scalar*"],
+    )
+
+
+def check_user_library(path: str) -> None:
+    """Refuse a library simpler cannot call safely, before cppyy binds to it.
+
+    A library built against another runner.h has other vtables and signatures:
+    calling it would crash the interpreter, so its ABI version is read first
+    through ctypes, which binds nothing.
+    """
+    try:
+        # Global, as cppyy loads it: the same handle must resolve its symbols for cling.
+        handle = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    except OSError as error:
+        message = f"SIMPLER_RUNNER_LIBRARY {path}: cannot load it ({error})"
+        raise RunnerLibraryError(message) from None
+    missing = [name for name in LIBRARY_EXPORTS if not hasattr(handle, name)]
+    if "simpler_runner_abi" in missing:
+        raise RunnerLibraryError(
+            f"SIMPLER_RUNNER_LIBRARY {path} does not export simpler_runner_abi(): it was built "
+            f"against an older runner.h; rebuild it against runner.h ABI {RUNNER_ABI}"
+        )
+    if missing:
+        raise RunnerLibraryError(
+            f"SIMPLER_RUNNER_LIBRARY {path} does not export {', '.join(missing)} "
+            f'(runner.h ABI {RUNNER_ABI} needs {", ".join(LIBRARY_EXPORTS)} as extern "C")'
+        )
+    abi = handle.simpler_runner_abi
+    abi.restype, abi.argtypes = ctypes.c_int, []
+    built_against = abi()
+    if built_against != RUNNER_ABI:
+        raise RunnerLibraryError(
+            f"SIMPLER_RUNNER_LIBRARY {path} was built against runner.h ABI {built_against}; "
+            f"this simpler needs ABI {RUNNER_ABI}: rebuild it against simpler/runner/runner.h"
+        )
+
+
+def _check_header(cppyy: Any, header: str) -> None:
+    # Python lays out the launch structs for this version: another header's would not match.
+    try:
+        declared = int(cppyy.macro("SIMPLER_RUNNER_ABI"))
+    except ValueError:
+        declared = 1  # the first header had no version
+    if declared != RUNNER_ABI:
+        raise RunnerLibraryError(
+            f"SIMPLER_RUNNER_HEADER {header} declares runner.h ABI {declared}; this simpler "
+            f"needs ABI {RUNNER_ABI} (simpler/runner/runner.h)"
+        )
 
 
 def _load_simulator(cppyy: Any) -> str:

@@ -9,11 +9,11 @@
 //  - a fresh process starts with clean cards.
 #include "runner.h"
 #include "simcard.h"
+#include "simkernels.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <map>
@@ -39,7 +39,6 @@ const Platform kPlatforms[] = {
 };
 constexpr int kLaunchFaultRc = 207001;
 constexpr int kUnusableRc = -1;
-constexpr int kBadRequestRc = -2;
 constexpr const char* kStreamSyncWhere = "aclrtSynchronizeStreamWithTimeout";
 constexpr const char* kDeviceSyncWhere = "aclrtSynchronizeDeviceWithTimeout";
 constexpr const char* kLaunchWhere = "rtKernelLaunchWithHandleV2";
@@ -102,49 +101,12 @@ bool flag(const bool& which) {
 
 // One kernel launch, shared by the AICore threads that execute its blocks.
 struct Launch {
-    std::string kernel;
-    const float* a;
-    const float* b;
-    float* out;
-    long long d0, d1, d2;
+    const simkernels::Plan* plan;
     std::atomic<bool> cancelled{false};
     std::mutex mu;
     std::condition_variable done_cv;
     int blocks_left = 0;
 };
-
-void vector_add_rows(Launch& l, long long begin, long long end) {
-    for (long long i = begin; i < end; ++i) l.out[i] = l.a[i] + l.b[i];
-}
-
-void matmul_rows(Launch& l, long long begin, long long end) {
-    const long long k_dim = l.d1, n_dim = l.d2;
-    for (long long i = begin; i < end && !l.cancelled.load(std::memory_order_relaxed); ++i) {
-        float* row = l.out + i * n_dim;
-        std::fill(row, row + n_dim, 0.0f);
-        for (long long k = 0; k < k_dim; ++k) {
-            const float a_ik = l.a[i * k_dim + k];
-            const float* b_row = l.b + k * n_dim;
-            for (long long j = 0; j < n_dim; ++j) row[j] += a_ik * b_row[j];
-        }
-    }
-}
-
-void softmax_rows(Launch& l, long long begin, long long end) {
-    const long long n = l.d1;
-    for (long long i = begin; i < end; ++i) {
-        const float* in = l.a + i * n;
-        float* out = l.out + i * n;
-        float peak = in[0];
-        for (long long j = 1; j < n; ++j) peak = std::max(peak, in[j]);
-        double total = 0.0;
-        for (long long j = 0; j < n; ++j) {
-            out[j] = std::exp(in[j] - peak);
-            total += out[j];
-        }
-        for (long long j = 0; j < n; ++j) out[j] = static_cast<float>(out[j] / total);
-    }
-}
 
 // spin never finishes by itself: only the op-timeout reaper stops it.
 void spin_until_reaped(Launch& l) {
@@ -153,22 +115,15 @@ void spin_until_reaped(Launch& l) {
 
 void run_block(Launch& l, int core, int cores) {
     // Every kernel splits its leading dimension across the AICores.
-    const long long begin = l.d0 * core / cores, end = l.d0 * (core + 1) / cores;
-    if (l.kernel == "spin") {
+    const long long rows = l.plan->rows;
+    const long long begin = rows * core / cores, end = rows * (core + 1) / cores;
+    if (l.plan->spins) {
         spin_until_reaped(l);
-    } else if (l.kernel == "vector_add") {
-        vector_add_rows(l, begin, end);
-    } else if (l.kernel == "matmul") {
-        matmul_rows(l, begin, end);
-    } else if (l.kernel == "softmax") {
-        softmax_rows(l, begin, end);
+    } else if (l.plan->body) {
+        l.plan->body(begin, end, l.cancelled);
     }
     std::lock_guard<std::mutex> lock(l.mu);
     if (--l.blocks_left == 0) l.done_cv.notify_all();
-}
-
-bool known_kernel(const std::string& k) {
-    return k == "noop" || k == "spin" || k == "vector_add" || k == "matmul" || k == "softmax";
 }
 
 class SimRunner final : public simpler::DeviceRunner {
@@ -192,8 +147,8 @@ public:
         return ok();
     }
 
-    int run(const char* kernel, const float* a, const float* b, float* out, long long d0,
-            long long d1, long long d2) override {
+    int run(const char* kernel, const simpler_tensor* tensors, int n_tensors,
+            const simpler_scalar* scalars, int n_scalars) override {
         if (unusable_) {
             return fail(kUnusableRc, "run",
                         "runner is unusable after rc " + std::to_string(cause_rc_) + " at " +
@@ -201,7 +156,11 @@ public:
         }
         if (!open_) return fail(kUnusableRc, "run", "runner is not initialized: call init()");
         std::string name = kernel ? kernel : "";
-        if (!known_kernel(name)) return fail(kBadRequestRc, "run", "unknown kernel '" + name + "'");
+        simkernels::Plan plan;
+        // A refused call never reached the card: the runner stays usable.
+        std::string refused = simkernels::plan_kernel(
+            name, simkernels::Args(name, tensors, n_tensors, scalars, n_scalars), plan);
+        if (!refused.empty()) return fail(SIMPLER_RC_INVALID_ARGUMENT, "run", refused);
 
         std::lock_guard<std::timed_mutex> lock(card_.mu);
         if (card_.sticky_rc != 0) {
@@ -213,8 +172,11 @@ public:
         if (fault == SIMPLER_SIM_LAUNCH_FAIL) {
             return poison_card(kLaunchFaultRc, kLaunchWhere, "injected launch_fail on " + name);
         }
-        if (fault == SIMPLER_SIM_HANG) name = "spin";
-        if (!execute(name, a, b, out, d0, d1, d2)) {
+        if (fault == SIMPLER_SIM_HANG) {
+            name = "spin";
+            plan.spins = true;
+        }
+        if (!execute(name, plan)) {
             return poison_card(platform_.op_timeout_rc, kStreamSyncWhere,
                                "op '" + name + "' exceeded the op-timeout of " +
                                    std::to_string(op_timeout_ms_) + " ms and was reaped");
@@ -286,18 +248,12 @@ private:
     }
 
     // Runs the launch on the card's AICore threads; false when it was reaped.
-    bool execute(const std::string& kernel, const float* a, const float* b, float* out,
-                 long long d0, long long d1, long long d2) {
-        if (kernel == "noop") return true;
+    bool execute(const std::string& kernel, const simkernels::Plan& plan) {
+        if (kernel == "noop" || (!plan.spins && plan.rows == 0)) return true;
         Launch launch;
-        launch.kernel = kernel;
-        launch.a = a;
-        launch.b = b;
-        launch.out = out;
-        launch.d0 = d0;
-        launch.d1 = d1;
-        launch.d2 = d2;
-        const int cores = static_cast<int>(std::max(1LL, std::min<long long>(kAicoreCount, d0)));
+        launch.plan = &plan;
+        const long long rows = plan.spins ? 1 : plan.rows;
+        const int cores = static_cast<int>(std::max(1LL, std::min<long long>(kAicoreCount, rows)));
         launch.blocks_left = cores;
         std::vector<std::thread> aicores;
         for (int core = 0; core < cores; ++core) {
@@ -360,8 +316,11 @@ private:
 
 }  // namespace
 
-extern "C" simpler::DeviceRunner* simpler_create_runner(const char* platform, int device,
-                                                        int op_timeout_ms) {
+extern "C" int simpler_runner_abi() { return SIMPLER_RUNNER_ABI; }
+
+// The simulated card runs every runtime the same way.
+extern "C" simpler::DeviceRunner* simpler_create_runner(const char* platform, const char*,
+                                                        int device, int op_timeout_ms) {
     const Platform* p = find_platform(platform);
     if (p == nullptr || device < 0 || op_timeout_ms <= 0) return nullptr;
     return new SimRunner(*p, device, op_timeout_ms);
