@@ -17,7 +17,7 @@ from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.pytest_args import resource_child_argv
 from simpler.orchestrator.signals import Interrupted
 from simpler.reporting.queries import quarantined_devices
-from simpler.scheduler.durations import estimator, load_durations, record_durations
+from simpler.scheduler.durations import estimator, load_measurements, record_results
 from simpler.scheduler.executor import ExecutorOptions, execute
 from simpler.scheduler.jobs import Job, JobResult
 
@@ -51,7 +51,7 @@ def resource_phase(ctx: RunContext) -> int:
     already = quarantined_devices(ctx.records())
     jobs = [_job(ctx, t) for t in tests]
     options = ExecutorOptions(
-        estimate=estimator(load_durations(ctx.durations_file)),
+        estimate=estimator(load_measurements(ctx.durations_file)),
         policy=ctx.policy,
         job_timeout_s=ctx.job_timeout_s,
         session_timeout_s=ctx.session_timeout_s,
@@ -66,9 +66,7 @@ def resource_phase(ctx: RunContext) -> int:
     if already:
         ctx.write("quarantine", devices=sorted(already), reason="worker could not be reset in L2")
     execution = execute(jobs, ctx.devices, options)
-    record_durations(
-        ctx.durations_file, [(r.label, r.duration_s) for r in execution.results if r.ok]
-    )
+    record_results(ctx.durations_file, execution.results)
     if execution.stopped_by in ("SIGTERM", "SIGINT"):
         raise Interrupted(signal.Signals[execution.stopped_by])
     newly = sorted(set(execution.quarantined) - already)

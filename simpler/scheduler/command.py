@@ -1,7 +1,8 @@
 """``simpler schedule``: run (or, with --dry-run, simulate) device-needing commands on a pool.
 
 JOBS.json is a list of ``{"label", "devices" (a count), "cmd" (argv; "{devices}"
-becomes the allocated range), "est_s"}``.
+becomes the allocated range), "est_s"}``. A real run records what each job took in
+``.simpler/durations.json``; the next run (and ``--dry-run``) prefers that over ``est_s``.
 """
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.devices import format_devices, parse_devices
 from simpler.scheduler.jobs import Job
+
+if TYPE_CHECKING:
+    from simpler.scheduler.durations import Estimator
 
 __all__ = ["load_jobs", "run_schedule"]
 
@@ -75,7 +79,7 @@ def _job(path: Path, index: int, entry: Any) -> Job:
 
 
 def run_schedule(args: argparse.Namespace) -> int:
-    from simpler.scheduler.durations import estimator, load_durations
+    from simpler.scheduler.durations import DEFAULT_DURATIONS_PATH, estimator, load_measurements
     from simpler.scheduler.policy import unfittable
 
     try:
@@ -89,22 +93,31 @@ def run_schedule(args: argparse.Namespace) -> int:
         raise JobsFileError(
             f"simpler schedule: job(s) can never fit the pool of {len(devices)} device(s): {names}"
         )
-    estimate = estimator(load_durations())
+    estimate = estimator(load_measurements(DEFAULT_DURATIONS_PATH))
     if args.dry_run:
         return _dry_run(jobs, devices, args, estimate)
-    return _real_run(jobs, devices, args, estimate)
+    return _real_run(jobs, devices, args, estimate, DEFAULT_DURATIONS_PATH)
 
 
-def _dry_run(jobs: list[Job], devices: list[int], args: argparse.Namespace, estimate: Any) -> int:
+def _dry_run(
+    jobs: list[Job], devices: list[int], args: argparse.Namespace, estimate: Estimator
+) -> int:
     from simpler.scheduler.simulate import dry_run
 
     schedule = dry_run(jobs, devices, args.policy, estimate)
+    by_label = {job.label: job for job in jobs}
     if args.json:
-        print(json.dumps(schedule.to_json(), indent=2))
+        document = schedule.to_json()
+        for entry in document["jobs"]:
+            job = by_label[entry["label"]]
+            entry["estimate_s"] = estimate(job)
+            entry["estimate_from"] = estimate.source(job)
+        print(json.dumps(document, indent=2))
         return EXIT_OK
     for p in sorted(schedule.placements, key=lambda p: (p.start_s, p.label)):
         span = f"{p.start_s:9.1f}s -> {p.end_s:9.1f}s"
-        print(f"{span}  devices {format_devices(p.devices):>8}  {p.label}")
+        source = estimate.source(by_label[p.label])
+        print(f"{span}  devices {format_devices(p.devices):>8}  {p.label}  [{source}]")
     print(
         f"makespan {schedule.makespan_s:.1f}s, lower bound {schedule.lower_bound_s:.1f}s, "
         f"utilization {schedule.utilization:.0%} ({args.policy})"
@@ -112,8 +125,15 @@ def _dry_run(jobs: list[Job], devices: list[int], args: argparse.Namespace, esti
     return EXIT_OK
 
 
-def _real_run(jobs: list[Job], devices: list[int], args: argparse.Namespace, estimate: Any) -> int:
+def _real_run(
+    jobs: list[Job],
+    devices: list[int],
+    args: argparse.Namespace,
+    estimate: Estimator,
+    durations_path: Path,
+) -> int:
     from simpler.reporting.resource_block import render_resource_failures
+    from simpler.scheduler.durations import record_results
     from simpler.scheduler.executor import ExecutorOptions, execute
 
     def announce(result: Any) -> None:
@@ -134,6 +154,11 @@ def _real_run(jobs: list[Job], devices: list[int], args: argparse.Namespace, est
         on_finish=None if args.json else announce,
     )
     execution = execute(jobs, devices, options)
+    # What each job took feeds the next run's estimates; a lost record costs only those.
+    try:
+        record_results(durations_path, execution.results)
+    except OSError as error:
+        print(f"simpler schedule: durations not recorded: {error}", file=sys.stderr)
     records = [_as_child_record(r, jobs) for r in execution.results]
     if args.json:
         print(json.dumps(_as_json(execution.results), indent=2))

@@ -1,39 +1,92 @@
 """How long jobs took in earlier runs: the file that feeds the scheduler's estimates.
 
-``.simpler/durations.json`` is one JSON object, ``{"<node id or label>": seconds}``.
-A missing or damaged file only costs estimates, never a run, so it reads as empty.
+``.simpler/durations.json`` is one JSON object keyed by node id or label. Each entry is
+``{"seconds": S, "samples": [...], "count": N}`` and may carry ``"at_least_s"``:
+
+- ``samples``: the last :data:`KEPT_SAMPLES` durations of runs that passed, oldest first;
+- ``seconds``: their median, the value the scheduler uses (written for other readers;
+  this module recomputes it from ``samples``);
+- ``count``: how many samples were ever recorded for the key;
+- ``at_least_s``: the longest a timed-out run had gone when it was stopped, kept until
+  the next passing run. It is a lower bound, not a sample: the estimate is never below it.
+
+Why the median of the last five: one slow run on a loaded machine (or one fast run that
+skipped work) moves a mean but not a median, and a real change of a test's duration
+takes over after three runs. A file of the older shape, ``{key: seconds}``, still reads:
+each number is one sample.
+
+Writers take an exclusive ``flock`` on ``durations.json.lock`` beside the file, re-read
+it, merge, and replace it atomically, so two runs recording at once both keep their
+keys. Readers take no lock: a replace is atomic. A missing or damaged file only costs
+estimates, never a run, so it reads as empty.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
+import statistics
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from simpler.scheduler.jobs import Job
+    from collections.abc import Iterator
+
+    from simpler.scheduler.jobs import Job, JobResult
 
 __all__ = [
     "DEFAULT_DURATIONS_PATH",
     "DEFAULT_EST_S",
+    "KEPT_SAMPLES",
+    "Estimator",
+    "Measured",
     "estimator",
     "load_durations",
+    "load_measurements",
     "record_durations",
+    "record_results",
 ]
 
 DEFAULT_EST_S = 30.0
 DEFAULT_DURATIONS_PATH = Path(".simpler/durations.json")
+KEPT_SAMPLES = 5
 
 
-def load_durations(path: Path = DEFAULT_DURATIONS_PATH) -> dict[str, float]:
-    """The recorded seconds per key; ``{}`` when the file is missing or not such an object.
+@dataclass(frozen=True)
+class Measured:
+    """What earlier runs say about one key."""
 
-    Entries that are not a finite, non-negative number are dropped one by one, so one bad
-    value does not cost the others.
+    samples: tuple[float, ...]  # the last KEPT_SAMPLES, oldest first; may be empty
+    count: int  # samples ever recorded
+    at_least_s: float = 0.0  # a timed-out run got this far
+
+    @property
+    def seconds(self) -> float:
+        typical = statistics.median(self.samples) if self.samples else 0.0
+        return max(typical, self.at_least_s)
+
+    def to_json(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "seconds": round(self.seconds, 3),
+            "samples": list(self.samples),
+            "count": self.count,
+        }
+        if self.at_least_s:
+            entry["at_least_s"] = self.at_least_s
+        return entry
+
+
+def load_measurements(path: Path = DEFAULT_DURATIONS_PATH) -> dict[str, Measured]:
+    """Every readable entry; ``{}`` when the file is missing or not a JSON object.
+
+    Entries that are not a duration (old shape) or a well-formed entry (new shape) are
+    dropped one by one, so one bad value does not cost the others.
     """
     try:
         document = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -41,48 +94,155 @@ def load_durations(path: Path = DEFAULT_DURATIONS_PATH) -> dict[str, float]:
         return {}
     if not isinstance(document, dict):
         return {}
-    return {
-        key: float(value)
-        for key, value in document.items()
-        if isinstance(key, str) and _is_duration(value)
-    }
+    entries = {key: _entry(value) for key, value in document.items() if isinstance(key, str)}
+    return {key: entry for key, entry in entries.items() if entry is not None}
 
 
-def record_durations(path: Path, results: Iterable[tuple[str, float]]) -> None:
-    """Merge ``(key, seconds)`` into the file; a later value for a key replaces the earlier.
+def load_durations(path: Path = DEFAULT_DURATIONS_PATH) -> dict[str, float]:
+    """The smoothed seconds per key (what ``--shard-durations`` and the estimates use)."""
+    return {key: entry.seconds for key, entry in load_measurements(path).items()}
 
-    The file is replaced atomically (a temporary file in the same folder, then
-    ``os.replace``), so a reader never sees half of it.
+
+def record_durations(
+    path: Path,
+    results: Iterable[tuple[str, float]],
+    *,
+    at_least: Iterable[tuple[str, float]] = (),
+) -> None:
+    """Add each ``(key, seconds)`` as a sample; ``at_least`` holds timed-out runs' seconds.
+
+    Under the lock: read, merge, replace atomically (a temporary file in the same folder,
+    then ``os.replace``), so a reader never sees half a file and no writer loses another's.
     """
+    samples = [(key, float(seconds)) for key, seconds in results if _is_duration(seconds)]
+    bounds = [(key, float(seconds)) for key, seconds in at_least if _is_duration(seconds)]
+    if not samples and not bounds:
+        return
     path = Path(path)
-    merged = load_durations(path)
-    merged.update((key, float(seconds)) for key, seconds in results if _is_duration(seconds))
     path.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(path):
+        merged = load_measurements(path)
+        for key, seconds in samples:
+            merged[key] = _with_sample(merged.get(key), seconds)
+        for key, seconds in bounds:
+            merged[key] = _with_bound(merged.get(key), seconds)
+        _replace(path, {key: entry.to_json() for key, entry in merged.items()})
+
+
+def record_results(path: Path, results: Iterable[JobResult]) -> None:
+    """Record what each finished job took, keyed by node id, else label.
+
+    A passing job gives a sample. A timed-out job gives only a lower bound: it was stopped,
+    so it would have taken longer. Any other failure gives nothing: a crash or an early
+    assertion ends a job at an arbitrary point, which says nothing of a passing run.
+    """
+    finished = list(results)
+    record_durations(
+        path,
+        [(r.nodeid or r.label, r.duration_s) for r in finished if r.ok],
+        at_least=[(r.nodeid or r.label, r.duration_s) for r in finished if r.timed_out],
+    )
+
+
+class Estimator:
+    """A job's estimate: its measured duration, else its own ``est_s``, else ``default``.
+
+    Measurements are looked up by node id when the job has one, else by label. ``est_s``
+    is a hand estimate that drifts; it only serves until the job has run once.
+    """
+
+    def __init__(self, durations: Mapping[str, float | Measured], default: float) -> None:
+        self._durations = durations
+        self._default = default
+
+    def __call__(self, job: Job) -> float:
+        measured = self._measured(job)
+        if measured is not None and measured.samples:
+            return measured.seconds
+        unmeasured = job.est_s if job.est_s is not None else self._default
+        if measured is None:
+            return unmeasured
+        # Only timeouts so far: the job takes at least that long, whatever est_s says.
+        return max(unmeasured, measured.at_least_s)
+
+    def source(self, job: Job) -> str:
+        """Which estimate ``job`` gets: ``measured (N samples)``, ``est_s`` or ``default``
+        (``timed out`` when only a timed-out run's duration, a lower bound, is known
+        and it exceeds the others)."""
+        measured = self._measured(job)
+        if measured is not None and measured.samples:
+            plural = "" if measured.count == 1 else "s"
+            return f"measured ({measured.count} sample{plural})"
+        unmeasured = job.est_s if job.est_s is not None else self._default
+        if measured is not None and measured.at_least_s > unmeasured:
+            return f"timed out (at least {measured.at_least_s:g}s)"
+        return "est_s" if job.est_s is not None else "default"
+
+    def _measured(self, job: Job) -> Measured | None:
+        found = self._durations.get(job.nodeid or job.label)
+        if found is None or isinstance(found, Measured):
+            return found
+        return Measured((float(found),), 1)
+
+
+def estimator(
+    durations: Mapping[str, float | Measured], default: float = DEFAULT_EST_S
+) -> Estimator:
+    """See :class:`Estimator`; plain numbers count as one sample each."""
+    return Estimator(durations, default)
+
+
+def _entry(value: object) -> Measured | None:
+    if isinstance(value, int | float) and _is_duration(value):
+        return Measured((float(value),), 1)
+    if not isinstance(value, dict):
+        return None
+    samples, count, floor = value.get("samples"), value.get("count"), value.get("at_least_s", 0)
+    if not isinstance(samples, list) or not all(_is_duration(s) for s in samples):
+        return None
+    if isinstance(count, bool) or not isinstance(count, int) or count < len(samples):
+        return None
+    if not _is_duration(floor) or (not samples and not floor):
+        return None
+    return Measured(tuple(float(s) for s in samples[-KEPT_SAMPLES:]), count, float(floor))
+
+
+def _with_sample(entry: Measured | None, seconds: float) -> Measured:
+    if entry is None:
+        return Measured((seconds,), 1)
+    # A passing run supersedes the lower bound an earlier timeout left.
+    return Measured((*entry.samples, seconds)[-KEPT_SAMPLES:], entry.count + 1)
+
+
+def _with_bound(entry: Measured | None, seconds: float) -> Measured:
+    if entry is None:
+        return Measured((), 0, seconds)
+    return Measured(entry.samples, entry.count, max(entry.at_least_s, seconds))
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    # A separate lock file: the data file itself is replaced, so a lock on it would be
+    # held on an inode that the next writer no longer opens.
+    lock_path = path.with_name(f"{path.name}.lock")
+    with open(lock_path, "a", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _replace(path: Path, document: dict[str, Any]) -> None:
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(merged, stream, indent=1, sort_keys=True)
+            json.dump(document, stream, indent=1, sort_keys=True)
             stream.write("\n")
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-
-
-def estimator(
-    durations: Mapping[str, float], default: float = DEFAULT_EST_S
-) -> Callable[[Job], float]:
-    """A job's estimate: its own ``est_s``, else its recorded duration, else ``default``.
-
-    The recorded duration is looked up by node id when the job has one, else by label.
-    """
-
-    def estimate(job: Job) -> float:
-        if job.est_s is not None:
-            return job.est_s
-        return durations.get(job.nodeid or job.label, default)
-
-    return estimate
 
 
 def _is_duration(value: object) -> bool:

@@ -90,7 +90,7 @@ def execute(jobs: Sequence[Job], devices: Sequence[int], options: ExecutorOption
 class _Loop:
     def __init__(self, jobs: Sequence[Job], devices: Sequence[int], options: ExecutorOptions):
         self.options = options
-        self.waiting = order_jobs(jobs, options.policy, options.estimate)
+        self.waiting = order_jobs(jobs, options.policy, options.estimate, len(devices))
         self.pool = list(devices)
         self.quarantined: set[int] = set(options.quarantined_at_start) & set(devices)
         self.free = set(devices) - self.quarantined
@@ -110,9 +110,11 @@ class _Loop:
                 if self.signalled is not None and self.stopped_by != self.signalled:
                     self.stopped_by = self.signalled
                     self._stop(self.active)
+                # Reap first: a device freed in this pass takes its next job at once,
+                # not one poll later.
+                self._reap()
                 if self.stopped_by is None:
                     self._start_what_fits()
-                self._reap()
                 self._enforce_timeouts()
                 if self.stopped_by is not None:
                     self._abandon_waiting()

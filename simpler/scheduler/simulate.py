@@ -67,7 +67,7 @@ def dry_run(
         raise ValueError(f"device ids {list(devices)} name a device more than once")
     _check_jobs(jobs, len(pool), estimate)
 
-    waiting = order_jobs(jobs, policy, estimate)
+    waiting = order_jobs(jobs, policy, estimate, len(pool))
     free = list(pool)
     running: list[Running] = []
     placements: list[Placement] = []

@@ -129,7 +129,9 @@ def test_a_quarantined_device_takes_no_more_jobs(tmp_path: Path) -> None:
     def quarantine(result: object) -> list[int]:
         return [0] if getattr(result, "label", "") == "poisons" else []
 
-    execution = execute(jobs, [0, 1], _options(tmp_path, quarantine=quarantine))
+    # fifo: the submission order decides, so "poisons" surely starts first.
+    options = _options(tmp_path, quarantine=quarantine, policy="fifo")
+    execution = execute(jobs, [0, 1], options)
     results = {r.label: r for r in execution.results}
     assert execution.quarantined == [0]
     assert results["poisons"].devices == [0]

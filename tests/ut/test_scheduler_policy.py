@@ -25,10 +25,28 @@ def running(label: str, devices: Sequence[int], ends_at: float) -> Running:
     return Running(job(label, len(devices), ends_at), tuple(devices), 0.0, ends_at)
 
 
-def test_backfill_orders_longest_first_then_more_devices_then_label() -> None:
-    jobs = [job("b", 1, 10), job("a", 1, 10), job("wide", 4, 10), job("long", 1, 99)]
-    ordered = order_jobs(jobs, "backfill", ESTIMATE)
-    assert [j.label for j in ordered] == ["long", "wide", "a", "b"]
+def test_backfill_orders_most_devices_first_then_longest_then_label() -> None:
+    # The old policy put the longest estimate first whatever the size; wide jobs now go
+    # first so narrow ones never fragment the pool while a wide one waits.
+    jobs = [job("b", 1, 10), job("a", 1, 10), job("short-wide", 4, 5), job("two", 2, 12)]
+    jobs.append(job("wide", 4, 10))
+    ordered = order_jobs(jobs, "backfill", ESTIMATE, pool_size=4)
+    assert [j.label for j in ordered] == ["wide", "short-wide", "two", "a", "b"]
+
+
+def test_a_long_narrow_job_that_would_end_past_the_bound_in_its_turn_goes_first() -> None:
+    # In size order "long" would start once the four pairs (240 device-s on 4 devices)
+    # are done, at 60 s, and end at 160 s, far past the 100 s bound. First, it ends at
+    # 100 s while the pairs run beside it on the other three devices.
+    pairs = [job(f"pair{i}", 2, 30) for i in range(4)]
+    jobs = [*pairs, job("long", 1, 100), job("s", 1, 5)]
+    ordered = order_jobs(jobs, "backfill", ESTIMATE, pool_size=4)
+    assert [j.label for j in ordered] == ["long", "pair0", "pair1", "pair2", "pair3", "s"]
+
+
+def test_the_last_job_is_not_promoted_for_the_overhang_every_order_has() -> None:
+    jobs = [job(f"s{i}", 1, 10) for i in range(7)]
+    assert order_jobs(jobs, "backfill", ESTIMATE, pool_size=4) == jobs
 
 
 def test_fifo_keeps_the_given_order() -> None:

@@ -98,7 +98,7 @@ def test_backfill_never_delays_a_job_past_its_reservation_when_it_reached_the_he
     """A job becomes the head when the last job before it (in policy order) has started.
     From then it waits at most until enough of the jobs running at that moment end."""
     pool, jobs = workload
-    ordered = order_jobs(jobs, "backfill", lambda j: j.est_s or 0)
+    ordered = order_jobs(jobs, "backfill", lambda j: j.est_s or 0, len(pool))
     placed = by_label(dry_run(jobs, pool, "backfill"))
     for position, head in enumerate(ordered):
         turn = max((placed[j.label].start_s for j in ordered[:position]), default=0.0)
@@ -120,17 +120,15 @@ def test_backfill_never_delays_a_job_past_its_reservation_when_it_reached_the_he
         assert placed[head.label].start_s <= reservation + EPSILON, head.label
 
 
-def test_a_big_job_behind_a_stream_of_small_ones_starts_when_the_running_job_ends() -> None:
-    # Longest first: "first" (100 s), then "big" (all 4 devices), then 40 small jobs.
+def test_a_big_job_submitted_behind_a_stream_of_small_ones_is_not_starved() -> None:
+    # Most devices first: "big" (all 4 devices) runs before the 40 small jobs, and the
+    # longest narrow job ("first") takes the first device it frees.
     small = [job(f"small{index:02d}", 1, 40) for index in range(40)]
     jobs = [*small, job("big", 4, 50), job("first", 1, 100)]
     placed = by_label(dry_run(jobs, [0, 1, 2, 3], "backfill"))
-    assert placed["big"].start_s == 100.0  # the moment "first" frees its device
-    # Small jobs fill the three idle devices twice before then, and none runs across 100 s.
-    filled_gap = [p for p in placed.values() if p.label.startswith("small") and p.end_s <= 100]
-    assert len(filled_gap) == 6
-    later = [p for p in placed.values() if p.label.startswith("small") and p not in filled_gap]
-    assert all(p.start_s >= 150 for p in later)  # after "big" (100-150 s)
+    assert placed["big"].start_s == 0.0
+    assert placed["first"].start_s == 50.0
+    assert all(p.start_s >= 50 for p in placed.values() if p.label.startswith("small"))
 
 
 def test_backfill_fills_the_idle_devices_that_fifo_leaves_behind_a_wide_job() -> None:
