@@ -26,35 +26,6 @@ RUNNER_NOOP = (
     "from simpler.runner import open_runner\nr = open_runner('a5sim', 0)\nr.init()\nr.run('noop')\n"
 )
 NOOP_CHILDREN = "scripts/bench_suite/test_noop_children.py"
-RECOVERY_OP_TIMEOUT_MS = "20"  # the reaped `spin` waits this long; the heal is timed after it
-HEALS_PER_PROCESS = 5
-# One pooled worker, poisoned by a reaped `spin` and healed in place, HEALS_PER_PROCESS times:
-# prints the seconds of each heal (after_test: poisoned -> force_reset -> rebuilt), not the
-# op-timeout wait before it.
-RECOVERY_HEALS = """
-import json, sys, time
-from recovery.lifecycle import PooledWorker, WorkerKey
-from simpler.errors import DeviceRuntimeError
-transitions = []
-worker = PooledWorker(WorkerKey("a5sim", "bench", 0, "main"), transitions.append)
-worker.start()
-worker.run("noop")
-heals = []
-for _ in range(int(sys.argv[1])):
-    try:
-        worker.run("spin")
-    except DeviceRuntimeError as error:
-        fault = error
-    else:
-        sys.exit("spin was not reaped by the op-timeout")
-    started = time.perf_counter()
-    poisoned = worker.after_test(fault, "bench.py::test_spin")
-    heals.append(time.perf_counter() - started)
-    if not poisoned or worker.state != "rebuilt":
-        sys.exit(f"not healed in place: {worker.path}")
-    worker.run("noop")
-print(json.dumps({"heals": heals, "path": worker.path}))
-"""
 REPORT_RECORDS = 100_000
 REPORT_FAILURES = 50
 RESOURCE_CHILDREN = 80
@@ -212,37 +183,6 @@ def resource_phase_wall(_repeats: int) -> list[Figure]:
             "ideal (sum of child run times / 4)",
             f"wall {wall:.2f}s, ideal {ideal:.2f}s, mean child {4 * ideal / len(children):.2f}s",
             1.5,
-        )
-    ]
-
-
-def recovery_in_place(repeats: int) -> list[Figure]:
-    """A worker healed in place, against the fresh process a retry would start instead."""
-    env = {**os.environ, "SIMPLER_OP_TIMEOUT_MS": RECOVERY_OP_TIMEOUT_MS}
-    env.pop("SIMPLER_SIM_FAULTS", None)
-    heal_code = [sys.executable, "-c", RECOVERY_HEALS, str(HEALS_PER_PROCESS)]
-    _process_seconds(RUNNER_NOOP, env)  # warm the compiled-library cache
-    heals: list[float] = []
-    fresh_times: list[float] = []
-    path: list[str] = []
-    for _ in range(repeats):  # interleaved, so a busy neighbour favours neither side
-        done = subprocess.run(heal_code, env=env, check=True, capture_output=True, text=True)
-        result = json.loads(done.stdout.splitlines()[-1])
-        heals += result["heals"]
-        path = result["path"]
-        fresh_times.append(_process_seconds(RUNNER_NOOP, env))
-    heal_s, fresh_s = statistics.median(heals), statistics.median(fresh_times)
-    cycle = " -> ".join(path[1:5])  # healthy -> poisoned -> force_reset -> rebuilt
-    return [
-        Figure(
-            "recovery: heal a poisoned worker in place",
-            heal_s / fresh_s,
-            "a fresh process: open, init, noop",
-            f"{heal_s * 1000:.1f}ms ({cycle}; median of {len(heals)} heals) vs "
-            f"{fresh_s:.3f}s (median of {repeats})",
-            # A heal is a force reset and one runner rebuild: it must cost a small fraction of
-            # the interpreter, cppyy and library start-up that a retry process pays.
-            0.1,
         )
     ]
 
@@ -557,11 +497,22 @@ def no_device_l2(repeats: int) -> list[Figure]:
     ]
 
 
+def _figures(module: str, function: str, repeats: int) -> list[Figure]:
+    """A figure measured in a module of its own (imported late: it imports this one)."""
+    import importlib
+
+    measured: list[Figure] = getattr(importlib.import_module(module), function)(repeats)
+    return measured
+
+
 BENCHMARKS: dict[str, Callable[[int], list[Figure]]] = {
     "runner_load": runner_load,
     "scheduler": scheduler_makespan,
     "resource_phase": resource_phase_wall,
-    "recovery": recovery_in_place,
+    "retry_spread": lambda repeats: _figures("bench_recovery", "retry_spread", repeats),
+    "fault_scenario": lambda repeats: _figures("bench_recovery", "fault_scenario", repeats),
+    "child_startup": lambda repeats: _figures("bench_recovery", "child_startup", repeats),
+    "learned_durations": lambda repeats: _figures("bench_durations", "durations_figures", repeats),
     "report": report_summary,
     "capacity": capacity_report,
     "no_device_l2": no_device_l2,
