@@ -110,6 +110,14 @@ SCENARIOS = [
     ),
     # An xdist worker dies under a test: it is named, retried fresh, and nothing else is lost.
     Scenario("L2 worker crash", env=(("CHAOS_L2", "crash"),), run_args=("-j", "2")),
+    # Two runtimes on one device context that holds one: each retires the other's worker,
+    # a fault in the first runtime heals, and nothing is lost between the switches.
+    Scenario(
+        "runtimes retired per device",
+        faults=("hang@TestTrigger#1",),
+        env=(("CHAOS_RUNTIMES", "2"),),
+        pytest_args=("-o", "simpler_one_runtime_per_device=true"),
+    ),
     # A Resource child leaves a detached grandchild behind: the run reaps it.
     Scenario("detached grandchild", child="detach"),
 ]
