@@ -164,19 +164,27 @@ BAD_INPUTS = [
     ),
     row(
         "run-runner-library-missing",
-        "run", "--platform", "myhw", "--device", "0",
+        "run",
+        "--platform",
+        "myhw",
+        "--device",
+        "0",
         env={"SIMPLER_RUNNER_LIBRARY": "{tmp}/no-such-runner.so"},
         has="SIMPLER_RUNNER_LIBRARY",
         code=EXIT_INFRA,
-    ),  # fmt: skip
+    ),
     row(
         "run-runner-library-not-a-library",
-        "run", "--platform", "myhw", "--device", "0",
+        "run",
+        "--platform",
+        "myhw",
+        "--device",
+        "0",
         env={"SIMPLER_RUNNER_LIBRARY": "{tmp}/runner.so"},
         files={"runner.so": "not an ELF file"},
         has="cannot load it",
         code=EXIT_INFRA,
-    ),  # fmt: skip
+    ),
     row(
         "run-env-reset-attempts",
         *RUN,
