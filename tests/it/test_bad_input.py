@@ -181,8 +181,8 @@ BAD_INPUTS = [
         "--device",
         "0",
         env={"SIMPLER_RUNNER_LIBRARY": "{tmp}/runner.so"},
-        files={"runner.so": "not an ELF file"},
-        has="cannot load it",
+        files={"runner.so": "not a shared library, only some text that is long enough" * 20},
+        has="runner.so: cannot load it (",
         code=EXIT_INFRA,
     ),
     row(
@@ -513,7 +513,7 @@ def _env(tmp_path: Path, extra: dict[str, str]) -> dict[str, str]:
         **kept,
         "SIMPLER_OP_TIMEOUT_MS": "150",
         "SIMPLER_REPORT": str(tmp_path / REPORT_NAME),
-        **extra,
+        **{key: value.replace(TMP, str(tmp_path)) for key, value in extra.items()},
     }
 
 
