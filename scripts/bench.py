@@ -517,6 +517,7 @@ BENCHMARKS: dict[str, Callable[[int], list[Figure]]] = {
     "fault_scenario": lambda repeats: _figures("bench_recovery", "fault_scenario", repeats),
     "child_startup": lambda repeats: _figures("bench_recovery", "child_startup", repeats),
     "learned_durations": lambda repeats: _figures("bench_durations", "durations_figures", repeats),
+    "report_history": lambda repeats: _figures("bench_history", "history_figures", repeats),
     "report": report_summary,
     "capacity": capacity_report,
     "no_device_l2": no_device_l2,

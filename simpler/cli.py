@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from simpler.contract import EXIT_INFRA, EXIT_USAGE, PHASE_ORDER, SIM_PLATFORMS
 from simpler.devices import parse_devices
-from simpler.reporting import report_file as report
 from simpler.usage import OneLineParser, UsageError
 
 if TYPE_CHECKING:
@@ -103,12 +102,20 @@ def _build_parser() -> OneLineParser:
     rep.add_argument(
         "--timeline", type=Path, help="draw the run per device over time (.svg or .html)"
     )
+    rep.add_argument(
+        "--prune-before",
+        metavar="RUN|DATE",
+        help="drop the runs that started before this run or ISO date (UTC) from the file, "
+        "instead of printing the summary",
+    )
 
     sched = commands.add_parser("schedule", help="run (or simulate) device-needing commands")
     sched.add_argument("--devices", required=True, help="the pool: 0, 0-7, 0,2,5, 0,2-4,7")
     sched.add_argument("--policy", choices=("backfill", "fifo"), default="backfill")
     sched.add_argument(
-        "--dry-run", action="store_true", help="simulate on a virtual clock from est_s"
+        "--dry-run",
+        action="store_true",
+        help="simulate on a virtual clock from each job's estimate (measured, else est_s)",
     )
     sched.add_argument("--json", action="store_true", help="print the schedule as JSON")
     sched.add_argument("--job-timeout", type=_positive_seconds)
@@ -213,6 +220,8 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
             return 0
         l2_files, resource_tests = mine.l2_files, mine.resource
     l2_parts = listing.l2_parts(l2_files) if listing is not None else None
+    from simpler.reporting import report_file as report  # not at the top: `capacity` skips it
+
     path = report.report_path(args.report).resolve()
     ctx = RunContext(
         platform=args.platform,
@@ -329,7 +338,10 @@ def _listing(
 
 def _check_platform(platform: str, runner_hook: bool) -> None:
     """A platform is built in, or a runner is provided for it: a hook or a runner library."""
-    if platform in SIM_PLATFORMS or runner_hook or os.environ.get("SIMPLER_RUNNER_LIBRARY"):
+    user_library = os.environ.get("SIMPLER_RUNNER_LIBRARY")
+    if user_library and platform not in SIM_PLATFORMS and not runner_hook:
+        _check_runner_library(user_library)
+    if platform in SIM_PLATFORMS or runner_hook or user_library:
         return
     raise UsageError(
         f"simpler run: unknown platform {platform!r}: no runner is provided for it (built in: "
@@ -339,10 +351,27 @@ def _check_platform(platform: str, runner_hook: bool) -> None:
     )
 
 
+def _check_runner_library(path: str) -> None:
+    """A library built against another runner.h: one line and exit 3 before any phase, not a
+    refusal inside every test (loading it binds nothing: only its exports are read)."""
+    from simpler.runner.library import RunnerLibraryError, check_user_library
+
+    try:
+        check_user_library(path)
+    except RunnerLibraryError as error:
+        raise OSError(f"simpler run: {error}") from None
+
+
 def _report(args: argparse.Namespace) -> int:
     from simpler.orchestrator.report_phase import ReportOptions, print_report
+    from simpler.reporting import report_file as report
 
     files = args.files or [str(report.report_path())]
+    if args.prune_before is not None:
+        from simpler.reporting.prune import prune_command
+
+        summary_wanted = args.junit is not None or args.timeline is not None
+        return prune_command(files, args.prune_before, summary_options=summary_wanted)
     if args.timeline is not None and args.timeline.suffix.lower() not in (".svg", ".html"):
         raise UsageError(f"simpler report: --timeline {args.timeline} must end in .svg or .html")
     options = ReportOptions(

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from simpler.orchestrator.pytest_args import PytestArgs
 from simpler.reporting import report_file
+from simpler.reporting.follow import ReportFollower
 
 if TYPE_CHECKING:
     from simpler.orchestrator.collection import ResourceTest
@@ -38,6 +39,8 @@ class RunContext:
     l2_parts: tuple[str, ...] | None = None
     shard: str | None = None
     current_phase: str = ""
+    # Follows the report file: each look reads only what was appended since the last one.
+    _follower: ReportFollower | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def durations_file(self) -> Path:
@@ -45,12 +48,21 @@ class RunContext:
         return self.report.parent / "durations.json"
 
     def records(self) -> list[report_file.Record]:
-        """This run's records so far (an unreadable file reads as none)."""
+        """This run's records so far, in file order (an unreadable file reads as none).
+
+        The list only ever grows between calls (unless the file is replaced), so slicing
+        a later list at an earlier one's length gives what was appended in between."""
         try:
-            contents = report_file.read_contents(self.report)
+            return self.followed().records()
         except report_file.ReportUnreadable:
             return []
-        return [r for r in contents.records if r.get("run") == self.run_id]
+
+    def followed(self) -> ReportFollower:
+        """The follower of this run's records in the report file (ReportUnreadable as it reads)."""
+        follower = self._follower
+        if follower is None or (follower.path, follower.run_id) != (self.report, self.run_id):
+            follower = self._follower = ReportFollower(self.report, self.run_id)
+        return follower
 
     def write(self, record_type: str, **fields: object) -> None:
         record = report_file.make_record(record_type, **fields)

@@ -32,34 +32,26 @@ class ReportOptions:
     timeline: Path | None = None
 
 
-def print_report(
-    paths: Sequence[str | Path],
-    options: ReportOptions,
-    keep: Callable[[report.Record], bool] | None = None,
-) -> int:
-    """Print the summary of ``paths`` (the latest run of each, or the records ``keep`` picks)."""
+def print_report(paths: Sequence[str | Path], options: ReportOptions) -> int:
+    """Print the summary of ``paths``: the latest run of each, merged."""
     # Records are acyclic JSON trees: the cyclic collector would only rescan them, again and
     # again, while a large report loads (about a third of the time on 100k records).
     gc.disable()
     try:
-        return _print_report(paths, options, keep)
+        return _print_report(paths, options)
     finally:
         gc.enable()
 
 
-def _print_report(
-    paths: Sequence[str | Path],
-    options: ReportOptions,
-    keep: Callable[[report.Record], bool] | None,
-) -> int:
+def _print_report(paths: Sequence[str | Path], options: ReportOptions) -> int:
     loaded = _load(paths)
     if isinstance(loaded, int):
         return loaded
     per_file, malformed = loaded
-    if keep is not None:
-        records = [r for records in per_file for r in records if keep(r)]
-    else:
-        records = select_latest_runs(per_file)
+    return _print_records(select_latest_runs(per_file), malformed, options)
+
+
+def _print_records(records: list[report.Record], malformed: int, options: ReportOptions) -> int:
     summary = summarize(
         records,
         malformed=malformed,
@@ -98,12 +90,14 @@ def _load(paths: Sequence[str | Path]) -> tuple[list[list[report.Record]], int] 
         per_file.append(contents.records)
         malformed += contents.malformed
     if malformed and not any(per_file):
-        names = ", ".join(map(str, paths))
-        print(
-            f"error: no readable record in {names} ({malformed} malformed line(s))", file=sys.stderr
-        )
-        return EXIT_INFRA
+        return _nothing_readable(paths, malformed)
     return per_file, malformed
+
+
+def _nothing_readable(paths: Sequence[str | Path], malformed: int) -> int:
+    names = ", ".join(map(str, paths))
+    print(f"error: no readable record in {names} ({malformed} malformed line(s))", file=sys.stderr)
+    return EXIT_INFRA
 
 
 def _quarantine_lines(records: list[report.Record]) -> list[str]:
@@ -146,14 +140,25 @@ def _write_file(
 
 
 def report_phase(ctx: RunContext) -> int:
-    """The summary of this run, printed last; its exit code is the run's."""
+    """The summary of this run, printed last; its exit code is the run's.
 
+    Only this run's lines of the report file are parsed, from where the run's follower
+    stopped: a file holding a long history costs no more than an empty one."""
+    try:
+        follower = ctx.followed()
+        records = follower.records()
+    except report.ReportUnreadable as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_INFRA
     # This phase's own end record is not written yet: do not call the run incomplete for it.
-    def this_run(record: report.Record) -> bool:
-        own = record.get("type") == "phase" and record.get("phase") == "report"
-        return record.get("run") == ctx.run_id and not own
-
+    records = [r for r in records if not (r.get("type") == "phase" and r.get("phase") == "report")]
+    if follower.malformed and not records:
+        return _nothing_readable([ctx.report], follower.malformed)
     options = ReportOptions(
         fail_on_flaky=ctx.fail_on_flaky, tail_lines=ctx.tail_lines, junit=ctx.junit
     )
-    return print_report([ctx.report], options, keep=this_run)
+    gc.disable()  # see print_report
+    try:
+        return _print_records(records, follower.malformed, options)
+    finally:
+        gc.enable()

@@ -8,7 +8,7 @@ import secrets
 import time
 from pathlib import Path
 
-from simpler.reporting import report_file
+from simpler.reporting.follow import latest_run
 
 __all__ = ["check_run_id", "new_run_id", "run_id_for"]
 
@@ -33,10 +33,8 @@ def run_id_for(path: Path, *, explicit: str | None = None, starts_run: bool) -> 
     if named:
         return named
     if not starts_run:
-        try:
-            runs = [r["run"] for r in report_file.read(path) if r.get("run")]
-        except report_file.ReportUnreadable:
-            runs = []
-        if runs:
-            return str(runs[-1])
+        # Read backwards from the end: the history before the latest run is never parsed.
+        latest = latest_run(path)
+        if latest:
+            return latest
     return new_run_id()

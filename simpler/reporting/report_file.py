@@ -12,6 +12,8 @@ import fcntl
 import json
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,9 @@ __all__ = [
     "ReportUnreadable",
     "ReportUnwritable",
     "append",
+    "locked_report",
     "make_record",
+    "parse_line",
     "read",
     "read_contents",
     "report_path",
@@ -89,17 +93,51 @@ def append(path: str | os.PathLike[str], record: dict[str, Any]) -> None:
     target = Path(path)
     try:
         make_parent_dir(target)
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = _open_locked(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     except OSError as error:
         reason = error.strerror or str(error)
         raise ReportUnwritable(f"cannot write report file {target}: {reason}") from None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         written = os.write(fd, line)
         while written < len(line):  # a short write is rare, but must not tear the line
             written += os.write(fd, line[written:])
     finally:
         os.close(fd)  # closing releases the lock
+
+
+@contextmanager
+def locked_report(path: Path) -> Iterator[int]:
+    """The report file opened for reading under the writers' exclusive lock, held until exit:
+    no record is appended meanwhile (``simpler report --prune-before`` rewrites it so)."""
+    fd = _open_locked(path, os.O_RDONLY)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _open_locked(path: Path, flags: int) -> int:
+    """A descriptor of the file now at ``path``, holding its exclusive lock.
+
+    A prune renames a new file over the old one while it holds the old one's lock: a writer
+    that was waiting for that lock finds its descriptor names a file no longer at ``path``,
+    and opens the path again, so its record goes into the file readers read.
+    """
+    while True:
+        fd = os.open(path, flags | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            held = os.fstat(fd)
+            try:
+                current = os.stat(path)
+            except FileNotFoundError:
+                current = None
+        except BaseException:
+            os.close(fd)
+            raise
+        if current is not None and (held.st_dev, held.st_ino) == (current.st_dev, current.st_ino):
+            return fd
+        os.close(fd)
 
 
 def read(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -116,7 +154,7 @@ def read_contents(path: str | os.PathLike[str]) -> ReportContents:
             for line in lines:
                 if not line or line.isspace():
                     continue
-                record = _parse_line(line)
+                record = parse_line(line)
                 if record is None:
                     contents.malformed += 1
                 else:
@@ -126,7 +164,8 @@ def read_contents(path: str | os.PathLike[str]) -> ReportContents:
     return contents
 
 
-def _parse_line(line: str) -> dict[str, Any] | None:
+def parse_line(line: str) -> dict[str, Any] | None:
+    """The record on one line, or None for a torn, binary or foreign line."""
     if not line.isascii():
         try:
             line.encode("utf-8")
