@@ -36,7 +36,10 @@ __all__ = ["durations_figures", "sleep_suite"]
 POOL = list(range(8))
 # Most device tests need one card; the wide ones are fewer but hold most device-seconds.
 SHARES = {1: 24, 2: 12, 4: 12, 8: 12}
-SHORTEST_S, LONGEST_S = 0.2, 1.0
+# Lognormal run times, as test suites' durations are (most short, a few long: the shape
+# bench_workloads uses too), clipped so that one measurement stays under ~20 s.
+MEDIAN_S, SIGMA = 0.45, 0.8
+SHORTEST_S, LONGEST_S = 0.1, 3.0
 WORST_FACTOR = 2.0  # estimates are off by a factor between 1/2 and 2, log-uniform
 MAX_ROUNDS = 3  # each round is three runs of ~15-19 s on 8 idle "devices"
 
@@ -51,7 +54,9 @@ def sleep_suite(seed: int) -> tuple[list[Job], dict[str, float]]:
     sleeps: dict[str, float] = {}
     sizes = [size for size, count in SHARES.items() for _ in range(count)]
     for index, devices in enumerate(sizes):
-        seconds = round(rng.uniform(SHORTEST_S, LONGEST_S), 2)
+        seconds = round(
+            min(LONGEST_S, max(SHORTEST_S, rng.lognormvariate(math.log(MEDIAN_S), SIGMA))), 2
+        )
         factor = math.exp(rng.uniform(-math.log(WORST_FACTOR), math.log(WORST_FACTOR)))
         nodeid = f"tests/st/test_{rng.randrange(36**3):04x}.py::test_{index}_{devices}dev"
         jobs.append(Job(nodeid, devices, ("sleep", f"{seconds}"), round(seconds * factor, 3)))
@@ -74,7 +79,8 @@ def durations_figures(repeats: int) -> list[Figure]:
         per_seed.append(f"{_makespan(first):.2f}/{_makespan(second):.2f}/{_makespan(fifo):.2f}s")
     jobs, _ = sleep_suite(0)
     detail = (
-        f"{len(jobs)} sleep jobs of {SHORTEST_S}-{LONGEST_S}s (1/2/4/8 devices: "
+        f"{len(jobs)} sleep jobs, lognormal around {MEDIAN_S}s in {SHORTEST_S}-{LONGEST_S}s "
+        f"(1/2/4/8 devices: "
         f"{'/'.join(str(n) for n in SHARES.values())}) on 8 devices, estimates off by "
         f"x0.5-x2; sums over {rounds} seeded suites; first/second/fifo per suite: "
         + ", ".join(per_seed)

@@ -27,6 +27,8 @@ SIMPLER_RUN = (sys.executable, "-m", "simpler", "run", "--platform", "a5sim")
 OP_TIMEOUT = {"SIMPLER_OP_TIMEOUT_MS": "150"}
 # Four workers each poisoned by their first test, and no force reset takes.
 SPREAD_FAULTS = "hang@::TestFault::#1,force_reset_fail"
+SPREAD_FILES = tuple(f"test_part{i}.py" for i in range(1, 5))
+FAULT16_FILES = ("test_a.py", "test_b.py")
 FAULT16_TRIGGER = "test_a.py::TestOps::test_vector_add[2]"
 TRIVIAL_TEST = """
 import pytest
@@ -48,6 +50,16 @@ def _simpler(args: list[str], cwd: Path, faults: str = "") -> None:
     subprocess.run([*SIMPLER_RUN, *args], cwd=cwd, env=env, stdout=subprocess.DEVNULL, check=False)
 
 
+def _project(folder: Path, source: str, names: tuple[str, ...]) -> Path:
+    """A project of its own holding ``source`` once per name: one file per xdist worker."""
+    project = folder / "project"
+    project.mkdir()
+    (project / "pytest.ini").write_text("[pytest]\n")
+    for name in names:
+        shutil.copy(SUITES / source, project / name)
+    return project
+
+
 def _phase_seconds(report: Path, phase: str) -> float:
     ends = [
         r for r in read_report(report)
@@ -61,9 +73,7 @@ def retry_spread(repeats: int) -> list[Figure]:
     triggers, one fresh process each."""
     repeats = min(repeats, HEAVY_REPEATS)
     with tempfile.TemporaryDirectory(prefix="simpler-bench-") as folder:
-        project = Path(folder) / "project"
-        shutil.copytree(SUITES / "retry_spread", project)
-        (project / "pytest.ini").write_text("[pytest]\n")
+        project = _project(Path(folder), "retry_spread/test_part.py", SPREAD_FILES)
         registered = Path(folder) / "l2.jsonl"
         l2 = ["--device", "0-3", "--phases", "l2", "--report", str(registered), "--", "."]
         _simpler(l2, project, SPREAD_FAULTS)
@@ -129,9 +139,7 @@ def fault_scenario(repeats: int) -> list[Figure]:
     walls: dict[str, list[float]] = {mode: [] for mode in modes}
     real: dict[str, tuple[int, int]] = {}
     with tempfile.TemporaryDirectory(prefix="simpler-bench-") as folder:
-        project = Path(folder) / "project"
-        shutil.copytree(SUITES / "fault16", project)
-        (project / "pytest.ini").write_text("[pytest]\n")
+        project = _project(Path(folder), "fault16/test_half.py", FAULT16_FILES)
         for round_number in range(repeats):
             for mode in modes:
                 report = Path(folder) / f"{round_number}-{mode.replace(' ', '_')}.jsonl"

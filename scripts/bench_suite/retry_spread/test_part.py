@@ -1,4 +1,4 @@
-"""One of four files, one per xdist worker: a fault first, then three victims.
+"""Copied by the bench into four files, one per xdist worker: a fault first, then three victims.
 
 Each test holds its device for DEVICE_S, as a real kernel keeps the host waiting on the card:
 that wait, not the interpreter's start-up, is what spreading fresh processes over devices buys.

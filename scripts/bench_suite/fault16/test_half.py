@@ -1,5 +1,5 @@
-"""Eight of the sixteen tests of the fault scenario; the other file holds the rest, so that
-each of the two devices takes one file. The fault is injected from outside (a hang)."""
+"""Eight of the sixteen tests of the fault scenario: the bench copies this file twice, so
+that each of the two devices takes one. The fault is injected from outside (a hang)."""
 
 import numpy as np
 import pytest
