@@ -149,28 +149,21 @@ def scheduler_makespan(_repeats: int) -> list[Figure]:
     ]
 
 
+def noop_children_run(report: Path, phases: str, *options: str) -> list[str]:
+    """`simpler run` of the 16 one-device no-op Resource children on 4 devices."""
+    return [
+        *(sys.executable, "-m", "simpler", "run", "--platform", "a5sim", "--device", "0-3"),
+        *("--phases", phases, *options, "--report", str(report), "--", NOOP_CHILDREN),
+    ]
+
+
 def resource_phase_wall(_repeats: int) -> list[Figure]:
     from simpler.reporting.report_file import read as read_report
 
     with tempfile.TemporaryDirectory(prefix="simpler-bench-") as folder:
         report = Path(folder) / "report.jsonl"
         subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "simpler",
-                "run",
-                "--platform",
-                "a5sim",
-                "--device",
-                "0-3",
-                "--phases",
-                "resource",
-                "--report",
-                str(report),
-                "--",
-                NOOP_CHILDREN,
-            ],
+            noop_children_run(report, "resource"),
             cwd=ROOT,
             check=True,
             stdout=subprocess.DEVNULL,

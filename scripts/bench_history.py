@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench import NOOP_CHILDREN, Figure, _command_seconds
+from bench import Figure, _command_seconds, noop_children_run
 
 __all__ = ["history_figures", "write_history"]
 
@@ -114,23 +114,8 @@ def _old_run(rng: random.Random, index: int, budget: int) -> Iterator[str]:
 
 
 def _run_argv(report: Path) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "simpler",
-        "run",
-        "--platform",
-        "a5sim",
-        "--device",
-        "0-3",
-        "--phases",
-        "resource,report",
-        "--new-run",
-        "--report",
-        str(report),
-        "--",
-        NOOP_CHILDREN,
-    ]
+    # --new-run: without it the run would continue the newest run of the old history.
+    return noop_children_run(report, "resource,report", "--new-run")
 
 
 def history_figures(repeats: int) -> list[Figure]:
