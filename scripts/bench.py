@@ -16,7 +16,7 @@ import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -71,32 +71,55 @@ def _process_seconds(code: str, env: dict[str, str] | None = None) -> float:
     return time.perf_counter() - started
 
 
-def _command_seconds(argv: list[str]) -> float:
+def outside_actions(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` without GitHub Actions' switches: under Actions `simpler report` would also
+    annotate and append to the step summary, work a measurement must not include."""
+    return {k: v for k, v in env.items() if k not in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY")}
+
+
+def _command_seconds(
+    argv: list[str],
+    *,
+    cwd: Path = ROOT,
+    env: Mapping[str, str] | None = None,
+    accepted: tuple[int, ...] = (0, 1),  # 1: a generated report holds failures, on purpose
+) -> float:
     """Wall seconds of one process, its output discarded, outside GitHub Actions' extras."""
-    # Under Actions `simpler report` would also annotate and append to the step summary.
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY")
-    }
     started = time.perf_counter()
     done = subprocess.run(
-        argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        argv,
+        cwd=cwd,
+        env=outside_actions(os.environ if env is None else env),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     seconds = time.perf_counter() - started
-    if done.returncode not in (0, 1):  # 1: the generated report holds failures, on purpose
+    if done.returncode not in accepted:
         raise RuntimeError(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.strip()}")
     return seconds
 
 
 def _interleaved_medians(
-    command: list[str], baseline: list[str], repeats: int
+    command: list[str],
+    baseline: list[str],
+    repeats: int,
+    *,
+    cwd: Path = ROOT,
+    command_env: Mapping[str, str] | None = None,
+    baseline_env: Mapping[str, str] | None = None,
+    accepted: tuple[int, ...] = (0, 1),
 ) -> tuple[float, float]:
     """Median wall seconds of ``command`` and ``baseline``, run alternately after one warm-up."""
-    _command_seconds(command)  # page cache and .pyc files, as any second run finds them
-    _command_seconds(baseline)
+
+    def run(argv: list[str], env: Mapping[str, str] | None) -> float:
+        return _command_seconds(argv, cwd=cwd, env=env, accepted=accepted)
+
+    run(command, command_env)  # page cache and .pyc files, as any second run finds them
+    run(baseline, baseline_env)
     command_times, baseline_times = [], []
     for _ in range(repeats):
-        command_times.append(_command_seconds(command))
-        baseline_times.append(_command_seconds(baseline))
+        command_times.append(run(command, command_env))
+        baseline_times.append(run(baseline, baseline_env))
     return statistics.median(command_times), statistics.median(baseline_times)
 
 

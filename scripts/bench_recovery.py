@@ -15,11 +15,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import ROOT, Figure
+from bench import ROOT, Figure, _interleaved_medians, outside_actions
 
 from simpler.contract import PASSING_OUTCOMES
 from simpler.reporting.report_file import read as read_report
 from simpler.reporting.verdicts import analyze
+from simpler.scheduler.jobs import DEVICES_PLACEHOLDER
 
 SUITES = ROOT / "scripts" / "bench_suite"
 HEAVY_REPEATS = 3  # whole runs of simpler: a few are enough for a median
@@ -40,10 +41,7 @@ def test_trivial(devices):
 
 
 def _simpler(args: list[str], cwd: Path, faults: str = "") -> None:
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY")
-    }
-    env.update(OP_TIMEOUT)
+    env = {**outside_actions(os.environ), **OP_TIMEOUT}
     env.pop("SIMPLER_SIM_FAULTS", None)
     if faults:
         env["SIMPLER_SIM_FAULTS"] = faults
@@ -200,9 +198,17 @@ def child_startup(repeats: int) -> list[Figure]:
         argv = resource_child_argv(
             "test_trivial.py::test_trivial", "a5sim", str(report), PytestArgs()
         )
-        child = [arg.replace("{devices}", "0") for arg in argv]
+        child = [arg.replace(DEVICES_PLACEHOLDER, "0") for arg in argv]
         bare = [sys.executable, "-m", "pytest", "test_trivial.py::test_trivial"]
-        child_s, bare_s = _interleaved_medians_in(project, child, bare, repeats)
+        child_s, bare_s = _interleaved_medians(
+            child,
+            bare,
+            repeats,
+            cwd=project,
+            command_env={**os.environ, "SIMPLER_PHASE": "resource", "SIMPLER_DEVICES": "0"},
+            baseline_env={k: v for k, v in os.environ.items() if not k.startswith("SIMPLER_")},
+            accepted=(0,),
+        )
     return [
         Figure(
             "resource child start-up: one trivial test",
@@ -212,19 +218,3 @@ def child_startup(repeats: int) -> list[Figure]:
             1.2,
         )
     ]
-
-
-def _interleaved_medians_in(
-    cwd: Path, command: list[str], baseline: list[str], repeats: int
-) -> tuple[float, float]:
-    env = {**os.environ, "SIMPLER_PHASE": "resource", "SIMPLER_DEVICES": "0"}
-    bare_env = {k: v for k, v in os.environ.items() if not k.startswith("SIMPLER_")}
-
-    def seconds(argv: list[str], environment: dict[str, str]) -> float:
-        started = time.perf_counter()
-        subprocess.run(argv, cwd=cwd, env=environment, stdout=subprocess.DEVNULL, check=True)
-        return time.perf_counter() - started
-
-    seconds(command, env), seconds(baseline, bare_env)  # warm .pyc files and the page cache
-    pairs = [(seconds(command, env), seconds(baseline, bare_env)) for _ in range(repeats)]
-    return statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
