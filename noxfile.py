@@ -227,6 +227,12 @@ def capacity(session: nox.Session) -> None:
     )
 
 
+@nox.session
+def cuda_kernels(session: nox.Session) -> None:
+    """Rebuild the CUDA runner's kernels.fatbin from kernels.cu (needs nvcc, CUDA 13)."""
+    _python(session, "scripts/build_cuda_kernels.py")
+
+
 @nox.session(tags=["bench"])
 def bench(session: nox.Session) -> None:
     """Performance figures, each a ratio against a baseline measured in the same run."""

@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from simpler.contract import EXIT_INFRA, EXIT_USAGE, PHASE_ORDER, SIM_PLATFORMS
+from simpler.contract import EXIT_INFRA, EXIT_USAGE, PHASE_ORDER
 from simpler.devices import parse_devices
+from simpler.orchestrator.preflight import check_env_numbers, check_faults, check_platform
 from simpler.usage import OneLineParser, UsageError
 
 if TYPE_CHECKING:
@@ -204,8 +205,8 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
             f"simpler run: {workers} parallel workers asked for, but --device {args.device} names "
             f"{len(devices)} device(s); a device is never shared"
         )
-    _check_faults(pytest_args)
-    _check_env_numbers()
+    check_faults(args.platform, pytest_args)
+    check_env_numbers()
     shard = _shard(args.shard)
     durations = _shard_durations(args.shard_durations) if shard is not None else {}
     listing, parsed_args = _listing(args.platform, devices, phases, pytest_args, shard is not None)
@@ -250,32 +251,6 @@ def _env_run_id() -> str | None:
     return os.environ.get("SIMPLER_RUN_ID") or None
 
 
-def _check_faults(pytest_args: list[str]) -> None:
-    """A malformed fault spec would fail in every pytest process: refuse it once, up front."""
-    from simpler.orchestrator.pytest_args import option_values
-    from simpler.runner.faults import parse_faults
-
-    specs = [("SIMPLER_SIM_FAULTS", os.environ.get("SIMPLER_SIM_FAULTS"))]
-    faults = option_values(pytest_args, "--simpler-sim-fault")
-    specs += [("--simpler-sim-fault", value) for value in faults]
-    for source, spec in specs:
-        try:
-            parse_faults(spec, source)
-        except ValueError as error:
-            raise UsageError(f"simpler run: {error}") from None
-
-
-def _check_env_numbers() -> None:
-    """Numbers every pytest process would read: a bad one is refused once, before anything."""
-    from simpler.env_settings import positive_int_env
-
-    for name in ("SIMPLER_OP_TIMEOUT_MS", "SIMPLER_RESET_ATTEMPTS", "SIMPLER_ATTEMPT"):
-        try:
-            positive_int_env(name, 1)
-        except ValueError as error:
-            raise UsageError(f"simpler run: {error}") from None
-
-
 def _shard(text: str | None) -> ShardSpec | None:
     if text is None:
         return None
@@ -314,7 +289,7 @@ def _listing(
         found = inspect_suite(platform, devices, pytest_args, listing=wanted)
     except ValueError as error:
         raise UsageError(f"simpler run: {error}") from None
-    _check_platform(platform, found.runner_hook)
+    check_platform(platform, found.runner_hook)
     listing = found.listing
     if found.listing_error is not None:
         if sharded:
@@ -334,32 +309,6 @@ def _listing(
             f"--device: {names}"
         )
     return listing, found.pytest_args
-
-
-def _check_platform(platform: str, runner_hook: bool) -> None:
-    """A platform is built in, or a runner is provided for it: a hook or a runner library."""
-    user_library = os.environ.get("SIMPLER_RUNNER_LIBRARY")
-    if user_library and platform not in SIM_PLATFORMS and not runner_hook:
-        _check_runner_library(user_library)
-    if platform in SIM_PLATFORMS or runner_hook or user_library:
-        return
-    raise UsageError(
-        f"simpler run: unknown platform {platform!r}: no runner is provided for it (built in: "
-        f"{', '.join(SIM_PLATFORMS)}; implement the pytest_simpler_create_runner hook in a "
-        "conftest.py, or set SIMPLER_RUNNER_LIBRARY to a library implementing "
-        "simpler/runner/runner.h)"
-    )
-
-
-def _check_runner_library(path: str) -> None:
-    """A library built against another runner.h: one line and exit 3 before any phase, not a
-    refusal inside every test (loading it binds nothing: only its exports are read)."""
-    from simpler.runner.library import RunnerLibraryError, check_user_library
-
-    try:
-        check_user_library(path)
-    except RunnerLibraryError as error:
-        raise OSError(f"simpler run: {error}") from None
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "BUILTIN_PLATFORMS",
     "EXIT_FAILED",
     "EXIT_INFRA",
     "EXIT_NO_TESTS",
@@ -53,6 +54,8 @@ GREEN_OUTCOMES = PASSING_OUTCOMES | {"skipped", "xfailed", "xpassed"}
 
 # The platforms the embedded simulated card implements.
 SIM_PLATFORMS = ("a5sim", "a2a3sim")
+# Every platform simpler runs by itself: the simulated cards and a real NVIDIA GPU.
+BUILTIN_PLATFORMS = (*SIM_PLATFORMS, "cuda")
 
 # CSI sequences (colours, cursor moves) and OSC sequences (titles, links) a test may print.
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from simpler.contract import SIM_PLATFORMS, TEST_PHASES
+from simpler.contract import BUILTIN_PLATFORMS, TEST_PHASES
 from simpler.devices import parse_devices
 from simpler.env_settings import positive_int_env
 from simpler.plugin.project_runtime import has_runner_hook
@@ -221,7 +221,7 @@ def no_runner_message(platform: str) -> str:
     """The one line for a platform that no runner is provided for."""
     return (
         f"unknown platform {platform!r}: no runner is provided for it (built in: "
-        f"{', '.join(SIM_PLATFORMS)}; implement the pytest_simpler_create_runner hook in a "
+        f"{', '.join(BUILTIN_PLATFORMS)}; implement the pytest_simpler_create_runner hook in a "
         "conftest.py, or set SIMPLER_RUNNER_LIBRARY to a library implementing runner.h)"
     )
 
@@ -232,7 +232,7 @@ def _platform_provided(config: pytest.Config, platform: str) -> bool:
     The up-front child of ``simpler run`` (``--simpler-args``) refuses nothing: it reports
     whether a hook exists, and ``simpler run`` decides.
     """
-    if platform in SIM_PLATFORMS or os.environ.get("SIMPLER_RUNNER_LIBRARY"):
+    if platform in BUILTIN_PLATFORMS or os.environ.get("SIMPLER_RUNNER_LIBRARY"):
         return True
     return bool(config.option.simpler_args) or has_runner_hook(config)
 

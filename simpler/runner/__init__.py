@@ -40,6 +40,9 @@ DEFAULT_OP_TIMEOUT_MS = 500
 DEFAULT_DRAIN_TIMEOUT_MS = 2000
 # runner.h SIMPLER_RC_INVALID_ARGUMENT: the runner refused a launch's arguments.
 INVALID_ARGUMENT_RC = 107000
+# runner.h SIMPLER_UNUSABLE_PROCESS_MUST_END: what unusable() says of a card only a new
+# process can heal.
+UNUSABLE_PROCESS_MUST_END = 2
 
 _state_lock = threading.Lock()
 _faults: FaultPlan | None = None  # None: not configured yet, read SIMPLER_SIM_FAULTS
@@ -52,8 +55,8 @@ def configure_faults(spec: str | None, source: str = "--simpler-sim-fault") -> F
     plan = parse_faults(spec, source)
     with _state_lock:
         _faults = plan
-        if library.is_loaded():
-            library.load().push_faults(plan)
+        for native_library in library.loaded():
+            native_library.push_faults(plan)
     return plan
 
 
@@ -64,8 +67,8 @@ def set_test_context(nodeid: str, attempt: int = 1) -> None:
         raise ValueError(f"attempt must be 1 or more, got {attempt}")
     with _state_lock:
         _test = (nodeid, attempt)
-        if library.is_loaded():
-            library.load().push_test(nodeid, attempt)
+        for native_library in library.loaded():
+            native_library.push_test(nodeid, attempt)
 
 
 def op_timeout_ms() -> int:
@@ -95,10 +98,11 @@ def open_runner(platform: str, device: int, runtime: str = "default") -> Runner:
     if device < 0:
         raise ValueError(f"device id must be 0 or more, got {device}")
     timeout = op_timeout_ms()
-    native_library = _loaded_library()
-    if native_library.simulated and platform not in SIM_PLATFORMS:
-        raise ValueError(f"unknown platform {platform!r} (known: {', '.join(SIM_PLATFORMS)})")
-    native = native_library.gbl.simpler_create_runner(platform, runtime, device, timeout)
+    native_library = _loaded_library(platform)
+    if native_library.kind == library.SIM and platform not in SIM_PLATFORMS:
+        known = ", ".join((*SIM_PLATFORMS, "cuda"))
+        raise ValueError(f"unknown platform {platform!r} (known: {known})")
+    native = native_library.create(platform, runtime, device, timeout)
     if not native:
         raise ValueError(
             f"platform {platform!r} (runtime {runtime!r}) is not implemented by "
@@ -107,13 +111,13 @@ def open_runner(platform: str, device: int, runtime: str = "default") -> Runner:
     return Runner(platform, device, native, native_library)
 
 
-def _loaded_library() -> library.NativeLibrary:
+def _loaded_library(platform: str) -> library.NativeLibrary:
     global _faults
     with _state_lock:
-        first_load = not library.is_loaded()
+        first_load = library.kind_for(platform) not in {n.kind for n in library.loaded()}
         if _faults is None:
             _faults = parse_faults(os.environ.get("SIMPLER_SIM_FAULTS"))
-        native_library = library.load()
+        native_library = library.load(platform)
         if first_load:
             native_library.push_faults(_faults)
             native_library.push_test(*_test)
@@ -130,7 +134,7 @@ class Runner:
         self.device = device
         self._open_native = native
         self._library = native_library
-        self._release = weakref.finalize(self, native_library.gbl.simpler_destroy_runner, native)
+        self._release = weakref.finalize(self, native_library.destroy, native)
 
     @property
     def _native(self) -> Any:
@@ -153,9 +157,10 @@ class Runner:
         bools and numpy scalars are scalars. The simulated card's kernels allocate their
         output: ``run("vector_add", a, b)`` returns ``a + b``.
         """
-        from simpler.runner.kernels import prepare_launch  # numpy loads with the first launch
+        # numpy loads with the first launch
+        from simpler.runner.kernels import known_kernels, prepare_launch
 
-        launch = prepare_launch(kernel, args, simulated=self._library.simulated)
+        launch = prepare_launch(kernel, args, known=known_kernels(self._library.kind))
         native = self._native
         rc = native.run(launch.kernel, *self._c_arrays(launch))
         if rc == INVALID_ARGUMENT_RC and not native.unusable():
@@ -194,6 +199,11 @@ class Runner:
         return bool(self._native.unusable())
 
     @property
+    def process_must_end(self) -> bool:
+        """The card holds work nothing in this process can stop: only a new process heals it."""
+        return int(self._native.unusable()) == UNUSABLE_PROCESS_MUST_END
+
+    @property
     def last_where(self) -> str:
         return str(self._native.last_where())
 
@@ -203,10 +213,12 @@ class Runner:
 
     def _check(self, rc: int) -> None:
         if rc != 0:
+            native = self._native
             raise DeviceRuntimeError(
                 int(rc),
-                str(self._native.last_where()),
-                str(self._native.last_message()),
+                str(native.last_where()),
+                str(native.last_message()),
                 device=self.device,
                 platform=self.platform,
+                process_must_end=int(native.unusable()) == UNUSABLE_PROCESS_MUST_END,
             )

@@ -1,19 +1,41 @@
 """Parse ``SIMPLER_SIM_FAULTS``: the faults the simulated card injects for reproduction and chaos.
 
 Grammar (comma-separated): ``force_reset_fail``, ``drain_false_negative``,
-``init_fail``, ``launch_fail@SELECTOR[#ATTEMPT]``, ``hang@SELECTOR[#ATTEMPT]``.
-SELECTOR matches a substring of the running test's node id; ATTEMPT (1-based)
-limits a fault to that attempt of the test.
+``init_fail``, and launch faults ``KIND@SELECTOR[#ATTEMPT]``. SELECTOR matches a
+substring of the running test's node id; ATTEMPT (1-based) limits a fault to that
+attempt of the test.
+
+Which kinds a platform injects (``unsupported_on`` names the rest):
+
+- the simulated cards: the three flags, ``launch_fail``, ``hang`` (an op the op-timeout
+  reaps; a force reset heals the card) and ``stuck`` (an op that cannot be stopped in
+  process: the process holding the context must end);
+- ``cuda``: the real fault kernels ``illegal_address``, ``trap``, ``device_assert`` and
+  ``misaligned``, launched in place of the selected test's first launch, and ``hang``,
+  a ``spin`` kernel that outlives the op-timeout (on a GPU nothing stops it in process).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["FLAG_FAULTS", "LAUNCH_FAULTS", "FaultPlan", "LaunchFault", "parse_faults"]
+__all__ = [
+    "CUDA_FAULTS",
+    "FLAG_FAULTS",
+    "GPU_FAULT_KERNELS",
+    "LAUNCH_FAULTS",
+    "SIM_FAULTS",
+    "FaultPlan",
+    "LaunchFault",
+    "parse_faults",
+]
 
 FLAG_FAULTS = ("force_reset_fail", "drain_false_negative", "init_fail")
-LAUNCH_FAULTS = ("hang", "launch_fail")
+# The CUDA runner's fault kernels (simpler/runner/cuda/kernels.cu), each a real device fault.
+GPU_FAULT_KERNELS = ("illegal_address", "trap", "device_assert", "misaligned")
+LAUNCH_FAULTS = ("hang", "launch_fail", "stuck", *GPU_FAULT_KERNELS)
+SIM_FAULTS = frozenset((*FLAG_FAULTS, "hang", "launch_fail", "stuck"))
+CUDA_FAULTS = frozenset(("hang", *GPU_FAULT_KERNELS))
 
 
 @dataclass(frozen=True)
@@ -30,6 +52,18 @@ class FaultPlan:
 
     def has(self, flag: str) -> bool:
         return flag in self.flags
+
+    def kinds(self) -> list[str]:
+        return sorted(self.flags | {fault.kind for fault in self.launches})
+
+    def unsupported_on(self, platform: str) -> list[str]:
+        """The kinds ``platform`` cannot inject (none for a platform simpler does not run)."""
+        from simpler.contract import SIM_PLATFORMS
+
+        supported = CUDA_FAULTS if platform == "cuda" else SIM_FAULTS
+        if platform != "cuda" and platform not in SIM_PLATFORMS:
+            return []  # a project's own runtime or runner library: its faults are its own
+        return [kind for kind in self.kinds() if kind not in supported]
 
 
 def parse_faults(spec: str | None, source: str = "SIMPLER_SIM_FAULTS") -> FaultPlan:

@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from simpler.runner.faults import GPU_FAULT_KERNELS
 from simpler.runner.tensors import IN, OUT, Packed, Scalar, Tensor, pack, split_args
 
-__all__ = ["KERNELS", "Launch", "prepare_launch"]
+__all__ = ["CUDA_KERNELS", "KERNELS", "Launch", "known_kernels", "prepare_launch"]
 
 AnyArray = npt.NDArray[Any]
 ELEMENTWISE_DTYPES = ("float32", "float64", "int32", "int64")
@@ -49,14 +50,17 @@ class KernelSpec:
     output: OutputRule | None  # None: the kernel writes nothing
 
 
-def prepare_launch(kernel: object, args: tuple[object, ...], simulated: bool) -> Launch:
+def prepare_launch(
+    kernel: object, args: tuple[object, ...], known: dict[str, KernelSpec] | None
+) -> Launch:
+    """``known``: the runner's kernels by name (simpler's own runners); None: a library's."""
     if not isinstance(kernel, str):
         raise TypeError(f"kernel name must be a str, got {type(kernel).__name__}")
-    if simulated and kernel not in KERNELS:
-        raise ValueError(f"unknown kernel {kernel!r} (known: {', '.join(KERNELS)})")
+    if known is not None and kernel not in known:
+        raise ValueError(f"unknown kernel {kernel!r} (known: {', '.join(known)})")
     tensors, scalars = split_args(kernel, args)
-    if simulated:
-        return _known_launch(kernel, KERNELS[kernel], tensors, scalars)
+    if known is not None:
+        return _known_launch(kernel, known[kernel], tensors, scalars)
     outputs = tuple(t.array for t in tensors if t.direction != IN)
     return Launch(kernel, pack(tensors, scalars), outputs)
 
@@ -142,3 +146,14 @@ KERNELS: dict[str, KernelSpec] = {
     "matmul": KernelSpec(2, 0, _matmul),
     "softmax": KernelSpec(1, 0, _softmax),
 }
+
+# The CUDA runner's (runner/cuda/kernels.cu): the same kernels, and the real fault kernels.
+CUDA_KERNELS: dict[str, KernelSpec] = {
+    **KERNELS,
+    **{name: KernelSpec(0, 0, None) for name in GPU_FAULT_KERNELS},
+}
+
+
+def known_kernels(library_kind: str) -> dict[str, KernelSpec] | None:
+    """The kernels simpler's own runner of that kind implements; None for a user's library."""
+    return {"sim": KERNELS, "cuda": CUDA_KERNELS}.get(library_kind)

@@ -5,10 +5,15 @@ of its sources' hash, so a new process only parses the small headers and
 dlopens the library instead of JIT-compiling the whole simulator. Where no
 C++ compiler is available, cling compiles the sources in-process instead.
 
+Platform ``cuda`` loads the CUDA runner the same way, after the NVIDIA driver
+(runner/cuda_driver.py); it exports its factory under names of its own, so it and the
+simulator can live in one process.
+
 A user with real hardware sets ``SIMPLER_RUNNER_LIBRARY`` (a shared library
 implementing runner.h) and, if their header is not runner.h itself,
 ``SIMPLER_RUNNER_HEADER``. The library must report the runner.h ABI it was
 built against; one built against another version is refused with one line.
+That library then runs every platform.
 """
 
 from __future__ import annotations
@@ -46,32 +51,59 @@ LIBRARY_EXPORTS = ("simpler_runner_abi", "simpler_create_runner", "simpler_destr
 CXX_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-pthread")
 # The calls that may wait on the card: cppyy lets other Python threads run meanwhile.
 GIL_RELEASING_METHODS = ("init", "run", "drain", "soft_reset", "force_reset", "probe", "finalize")
-LAUNCH_FAULT_KINDS = {"hang": 1, "launch_fail": 2}  # simcard.h SIMPLER_SIM_*
+LAUNCH_FAULT_KINDS = {"hang": 1, "launch_fail": 2, "stuck": 3}  # simcard.h SIMPLER_SIM_*
+
+
+CUDA_FAULT_KINDS = {  # cudacard.h SIMPLER_CUDA_*
+    "illegal_address": 1,
+    "trap": 2,
+    "device_assert": 3,
+    "misaligned": 4,
+    "hang": 5,
+}
+SIM, CUDA, USER = "sim", "cuda", "user"
 
 
 @dataclass
 class NativeLibrary:
     gbl: Any  # cppyy.gbl, with the runner's declarations loaded
     nullptr: Any
-    simulated: bool
+    kind: str  # SIM, CUDA or USER
     origin: str  # "cached-library", "built-library", "jit" or the user's library path
     tensor_pointer: Any  # address -> const simpler_tensor*
     scalar_pointer: Any  # address -> const simpler_scalar*
+    create: Any  # the runner factory: (platform, runtime, device, op_timeout_ms) -> runner*
+    destroy: Any
+
+    @property
+    def builtin(self) -> bool:
+        """simpler's own runner: its kernels are known here by signature."""
+        return self.kind != USER
 
     def push_faults(self, plan: FaultPlan) -> None:
-        if not self.simulated:
+        # Each runner takes the kinds it injects; the rest were refused for its platform.
+        if self.kind == SIM:
+            self.gbl.simpler_sim_clear_faults()
+            self.gbl.simpler_sim_set_flags(
+                plan.has("force_reset_fail"),
+                plan.has("drain_false_negative"),
+                plan.has("init_fail"),
+            )
+            add, kinds = self.gbl.simpler_sim_add_launch_fault, LAUNCH_FAULT_KINDS
+        elif self.kind == CUDA:
+            self.gbl.simpler_cuda_clear_faults()
+            add, kinds = self.gbl.simpler_cuda_add_fault, CUDA_FAULT_KINDS
+        else:
             return
-        self.gbl.simpler_sim_clear_faults()
-        self.gbl.simpler_sim_set_flags(
-            plan.has("force_reset_fail"), plan.has("drain_false_negative"), plan.has("init_fail")
-        )
         for fault in plan.launches:
-            kind = LAUNCH_FAULT_KINDS[fault.kind]
-            self.gbl.simpler_sim_add_launch_fault(kind, fault.selector, fault.attempt or 0)
+            if fault.kind in kinds:
+                add(kinds[fault.kind], fault.selector, fault.attempt or 0)
 
     def push_test(self, nodeid: str, attempt: int) -> None:
-        if self.simulated:
+        if self.kind == SIM:
             self.gbl.simpler_sim_set_test(nodeid, attempt)
+        elif self.kind == CUDA:
+            self.gbl.simpler_cuda_set_test(nodeid, attempt)
 
 
 class RunnerLibraryError(RuntimeError):
@@ -79,16 +111,27 @@ class RunnerLibraryError(RuntimeError):
 
 
 _lock = threading.Lock()
-_loaded: NativeLibrary | None = None
+_loaded: dict[str, NativeLibrary] = {}
 
 
-def load() -> NativeLibrary:
-    """The process's runner library, loading it on first use."""
-    global _loaded
+def kind_for(platform: str | None) -> str:
+    if os.environ.get("SIMPLER_RUNNER_LIBRARY"):
+        return USER
+    return CUDA if platform == "cuda" else SIM
+
+
+def load(platform: str | None = None) -> NativeLibrary:
+    """The runner library for ``platform``, loading it on first use."""
+    kind = kind_for(platform)
     with _lock:
-        if _loaded is None:
-            _loaded = _load_uncached()
-        return _loaded
+        if kind not in _loaded:
+            _loaded[kind] = _load_uncached(kind)
+        return _loaded[kind]
+
+
+def loaded() -> list[NativeLibrary]:
+    with _lock:
+        return list(_loaded.values())
 
 
 def cache_dir() -> Path:
@@ -99,34 +142,48 @@ def cache_dir() -> Path:
     return Path(base) / "simpler"
 
 
-def _load_uncached() -> NativeLibrary:
+def _load_uncached(kind: str) -> NativeLibrary:
     user_library = os.environ.get("SIMPLER_RUNNER_LIBRARY")
-    if user_library:
-        check_user_library(user_library)
+    if kind == USER:
+        check_user_library(user_library or "")
+    elif kind == CUDA:
+        from simpler.runner import cuda_driver
+
+        cuda_driver.require_driver()  # before cling: no driver is one line, not a link error
     import cppyy  # deferred: only device-touching commands pay for cling
     import cppyy.ll
 
     cppyy.add_include_path(str(SOURCE_DIR))
-    if user_library:
+    create, destroy = "simpler_create_runner", "simpler_destroy_runner"
+    if kind == USER:
         header = os.environ.get("SIMPLER_RUNNER_HEADER") or str(SOURCE_DIR / "runner.h")
         cppyy.include(header)
         _check_header(cppyy, header)
         cppyy.load_library(user_library)
-        origin, simulated = user_library, False
+        origin = user_library or ""
+    elif kind == CUDA:
+        cppyy.include(str(SOURCE_DIR / "runner.h"))
+        origin = cuda_driver.load_runner(cppyy, _build, cache_dir(), CXX_FLAGS)
+        create, destroy = "simpler_cuda_create_runner", "simpler_cuda_destroy_runner"
+        spin_ms = os.environ.get("SIMPLER_CUDA_SPIN_MS", "")
+        if spin_ms.isdigit():
+            cppyy.gbl.simpler_cuda_set_spin_ms(int(spin_ms))
     else:
         cppyy.include(str(SOURCE_DIR / "runner.h"))
         cppyy.include(str(SOURCE_DIR / "simcard.h"))
-        origin, simulated = _load_simulator(cppyy), True
+        origin = _load_simulator(cppyy)
     runner_class = cppyy.gbl.simpler.DeviceRunner
     for name in GIL_RELEASING_METHODS:
         getattr(runner_class, name).__release_gil__ = True
     return NativeLibrary(
         cppyy.gbl,
         cppyy.nullptr,
-        simulated,
+        kind,
         origin,
         cppyy.ll.cast["const simpler_tensor*"],
         cppyy.ll.cast["const simpler_scalar*"],
+        getattr(cppyy.gbl, create),
+        getattr(cppyy.gbl, destroy),
     )
 
 
@@ -182,7 +239,7 @@ def _load_simulator(cppyy: Any) -> str:
     if library.exists():
         cppyy.load_library(str(library))
         return "cached-library"
-    if _build(library):
+    if _build(SOURCE_DIR / "simcard.cpp", library):
         cppyy.load_library(str(library))
         return "built-library"
     cppyy.cppdef((SOURCE_DIR / "simcard.cpp").read_text())
@@ -196,8 +253,8 @@ def _sources_key() -> str:
     return digest.hexdigest()[:16]
 
 
-def _build(library: Path) -> bool:
-    """Compile the simulator into ``library``; False when it cannot be built here."""
+def _build(source: Path, library: Path, extra_flags: tuple[str, ...] = ()) -> bool:
+    """Compile ``source`` into ``library``; False when it cannot be built here."""
     compiler = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++")
     if not compiler:
         return False
@@ -208,15 +265,15 @@ def _build(library: Path) -> bool:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if library.exists():
                 return True
-            return _compile(compiler, library)
+            return _compile([compiler, *CXX_FLAGS, *extra_flags, str(source)], library)
     except OSError:
         return False
 
 
-def _compile(compiler: str, library: Path) -> bool:
+def _compile(compile_command: list[str], library: Path) -> bool:
     fd, partial = tempfile.mkstemp(dir=library.parent, suffix=".so.partial")
     os.close(fd)
-    command = [compiler, *CXX_FLAGS, "-o", partial, str(SOURCE_DIR / "simcard.cpp")]
+    command = [*compile_command, "-o", partial]
     try:
         built = subprocess.run(command, capture_output=True, check=False).returncode == 0
         if built:
@@ -228,4 +285,4 @@ def _compile(compiler: str, library: Path) -> bool:
 
 
 def is_loaded() -> bool:
-    return _loaded is not None
+    return bool(_loaded)

@@ -83,6 +83,11 @@ static_assert(offsetof(simpler_scalar, i) == 8 && offsetof(simpler_scalar, f) ==
 // argument at fault.
 #define SIMPLER_RC_INVALID_ARGUMENT 107000
 
+// What unusable() returns (see DeviceRunner::unusable). Version 2 libraries that
+// return only 0 or 1 stay valid: 2 is a refinement, not a new contract.
+#define SIMPLER_UNUSABLE 1
+#define SIMPLER_UNUSABLE_PROCESS_MUST_END 2
+
 namespace simpler {
 
 class DeviceRunner {
@@ -119,7 +124,12 @@ public:
     // probe then confirms the card clean.
     virtual int finalize() = 0;
 
-    // 1 once a device error has made this runner unusable.
+    // 0 while usable; SIMPLER_UNUSABLE once a device error has made this runner
+    // unusable; SIMPLER_UNUSABLE_PROCESS_MUST_END when the card holds work nothing
+    // in this process can stop (a GPU kernel still running past the op-timeout):
+    // simpler then tries no in-process reset, and the process holding the
+    // context ends and is replaced. Such a runner's probe(), force_reset() and
+    // finalize() must return at once without waiting on the card.
     virtual int unusable() const = 0;
 
     // Both stay valid until the runner's next call; "" after a success.

@@ -131,7 +131,7 @@ def test_an_out_array_receives_the_result(runner: Runner) -> None:
 
 def _unchecked(runner: Runner, kernel: str, *args: object) -> object:
     """Launch on the card without the simulator's Python checks, as another binding would."""
-    launch = prepare_launch(kernel, args, simulated=False)
+    launch = prepare_launch(kernel, args, known=None)
     native = runner._native
     rc = native.run(kernel, *runner._c_arrays(launch))
     return int(rc), str(native.last_where()), str(native.last_message())
@@ -165,7 +165,7 @@ def test_the_card_refuses_a_wrong_signature_and_stays_usable(
 
 def test_a_refused_launch_is_a_kernel_argument_error_not_a_device_error(runner: Runner) -> None:
     # As for a user's library: Python knows none of its kernels and the card does the checking.
-    runner._library = dataclasses.replace(runner._library, simulated=False)
+    runner._library = dataclasses.replace(runner._library, kind="user")
     with pytest.raises(KernelArgumentError, match="rc 107000 at run: unknown kernel 'conv2d'"):
         runner.run("conv2d", np.ones(2), Out(np.ones(2)))
     out = np.zeros(3)
