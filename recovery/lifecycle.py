@@ -39,6 +39,9 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "reset_retry", "source": "force_reset", "dest": "force_reset"},
     {"trigger": "rebuild_ok", "source": "force_reset", "dest": "rebuilt"},
     {"trigger": "give_up", "source": "force_reset", "dest": "skipped"},
+    # An op nothing in the process can stop (a GPU kernel past the op-timeout): no reset is
+    # tried; the process holding the context must end, and a fresh one re-runs the tests.
+    {"trigger": "process_must_end", "source": "poisoned", "dest": "skipped"},
     {"trigger": "close", "source": [s for s in STATES if s != "closed"], "dest": "closed"},
 ]
 
@@ -107,6 +110,10 @@ class PooledWorker:
         self.max_attempts = max_attempts
         self.path: list[str] = ["created"]
         self.skip_reason = ""
+        # Set with the skip when only the end of this process can free the card: the plugin
+        # ends an xdist worker there, so that a replacement takes the device and the queue.
+        self.must_end_process = False
+        self.poisonings = 0  # how often this worker was poisoned: its pool's neighbours check
         self._sink = sink
         self._factory = factory
         self._translate: ErrorTranslator = translate or (lambda error: error)
@@ -171,11 +178,46 @@ class PooledWorker:
             self.trigger("close", rc=rc or None, reason=reason)
         return rc
 
+    def recheck(self) -> None:
+        """Probe the card before the next test: another worker on it was poisoned.
+
+        Workers of one device in one process share its context (a GPU's primary context, a
+        card's sticky state): a fault under one may have left the card dirty for all. A dirty
+        card is healed (or given up on) before a test of this worker's meets it.
+        """
+        if self.state not in RUNNABLE_STATES or self.runner is None:
+            return
+        if self.runner.probe() and not self.runner.unusable:
+            return
+        self._poison(None, nodeid="")
+
     def _poison(self, error: BaseException | None, nodeid: str) -> None:
+        self.poisonings += 1
         rc, where = _rc_where(error)
         self.trigger("device_error", rc=rc, where=where, nodeid=nodeid)
-        if self.recovery:
+        if not self.recovery:
+            return
+        if self._process_must_end(error):
+            self._end_with_process(rc, where, nodeid)
+        else:
             self._heal(nodeid)
+
+    def _process_must_end(self, error: BaseException | None) -> bool:
+        """The error says so, or the runner does (a test may catch the error and pass)."""
+        if isinstance(error, DeviceRuntimeError) and error.process_must_end:
+            return True
+        return bool(getattr(self.runner, "process_must_end", False))
+
+    def _end_with_process(self, rc: int | None, where: str | None, nodeid: str) -> None:
+        # No force reset: on a card whose op still runs it blocks or does nothing.
+        cause = f" (rc {rc} at {where})" if rc is not None else ""
+        self.skip_reason = (
+            f"worker {self.key} cannot be recovered in this process: an op still runs on "
+            f"device {self.key.device}{cause} and nothing in the process can stop it, so no "
+            "in-process reset is tried; a fresh process will re-run this test and the later ones"
+        )
+        self.must_end_process = True
+        self.trigger("process_must_end", rc=rc, where=where, nodeid=nodeid)
 
     def _heal(self, nodeid: str) -> None:
         self.trigger("start_force_reset", nodeid=nodeid, attempt=1)

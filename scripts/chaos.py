@@ -72,6 +72,8 @@ SCENARIOS = [
     Scenario("init_fail", faults=("init_fail",), expected_rc=1, victims_green=False),
     Scenario("drain_false_negative", faults=("hang@TestTrigger#1", "drain_false_negative")),
     Scenario("force_reset_fail", faults=("hang@TestTrigger#1", "force_reset_fail")),
+    # An op nothing in the process can stop: its xdist worker ends, a fresh one takes the queue.
+    Scenario("stuck op ends the process", faults=("stuck@TestTrigger#1",)),
     Scenario("child SIGSEGV", child="segv", expected_rc=1),
     Scenario("child SIGKILL", child="kill", expected_rc=1),
     Scenario(

@@ -301,7 +301,8 @@ def _listing(
         print(f"simpler run: {found.listing_error}", file=sys.stderr)
     if listing is None:
         return None, found.pytest_args
-    too_big = [t for t in listing.resource if t.devices > len(devices)]
+    # Only a run that has the Resource phase must fit its tests to the devices.
+    too_big = [t for t in listing.resource if t.devices > len(devices) and "resource" in phases]
     if too_big:
         names = ", ".join(f"{t.nodeid} needs {t.devices}" for t in too_big)
         raise UsageError(

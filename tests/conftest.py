@@ -50,3 +50,20 @@ def faults() -> Iterator[object]:
     yield runner.configure_faults
     runner.configure_faults(None)
     runner.set_test_context("", 1)
+
+
+@pytest.fixture(scope="session")
+def fake_cuda_driver(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A fake libcuda.so.1 (tests/fake_cuda): platform cuda's own code, run without a GPU."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent / "fake_cuda" / "build.py"
+    spec = importlib.util.spec_from_file_location("fake_cuda_build", path)
+    assert spec is not None and spec.loader is not None
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    try:
+        return str(build.build_fake_driver(tmp_path_factory.mktemp("fake-cuda")))
+    except build.FakeDriverUnavailable as error:
+        pytest.skip(f"no fake CUDA driver here: {error}")

@@ -7,7 +7,9 @@ Registered only in an xdist controller (the ``dsession`` process), where xdist's
   device and two live workers never share one;
 - a crash is the verdict of the test that was running: a ``test`` record, ``failed``,
   "worker gw0 crashed while running X", ``poisoned`` when the test held a pooled worker (so
-  the retry phase re-runs it in a fresh process);
+  the retry phase re-runs it in a fresh process); when the test's call report carried a
+  device error, the record has its rc and where, and a worker that ended its process on
+  purpose (an op nothing in it could stop) is said to have done so, and why;
 - when crashes stop the session (xdist's ``--max-worker-restart``), every test it never ran
   gets a record that says so, instead of vanishing from the summary;
 - under ``simpler run`` the scope schedulers are replaced by ones that survive a crash
@@ -25,8 +27,10 @@ from simpler.plugin.device_assignment import ASSIGNED_DEVICE, DeviceAssigner
 from simpler.plugin.options import PluginSettings
 from simpler.plugin.state import write_record
 from simpler.plugin.test_records import (
+    CALL_DEVICE_ERROR,
     HELD_WORKER,
     HeldWorker,
+    ReportedDeviceError,
     build_crash_record,
     build_not_run_record,
 )
@@ -43,6 +47,7 @@ class CrashWatch:
         self._collection: list[str] = []
         self._started: dict[str, float] = {}  # nodeid -> when its worker started it
         self._setup_done: dict[str, HeldWorker | None] = {}  # nodeid -> worker its setup held
+        self._device_errors: dict[str, ReportedDeviceError] = {}  # nodeid -> its call's error
         self._finished: set[str] = set()  # every test with a verdict
         self._down: dict[str, str] = {}  # xdist worker id -> why it went down
         self._not_run_line = ""
@@ -79,7 +84,12 @@ class CrashWatch:
         if report.when == "setup":
             held = HeldWorker.from_json(getattr(report, HELD_WORKER, None))
             self._setup_done[report.nodeid] = held
+        elif report.when == "call":
+            error = ReportedDeviceError.from_json(getattr(report, CALL_DEVICE_ERROR, None))
+            if error is not None:
+                self._device_errors[report.nodeid] = error
         elif report.when == "teardown":
+            self._device_errors.pop(report.nodeid, None)
             self._finished.add(report.nodeid)
 
     @pytest.hookimpl(optionalhook=True)
@@ -107,6 +117,7 @@ class CrashWatch:
             down=self._down.get(worker_id, "crashed"),
             attempt=self._settings.attempt,
             duration_s=time.time() - started if started is not None else 0.0,
+            device_error=self._device_errors.pop(crashitem, None),
         )
         write_record(self._settings, record)
         self._finished.add(crashitem)

@@ -7,6 +7,8 @@ environment and the defaults (platform a5sim, device 0) and no record is written
 from __future__ import annotations
 
 import functools
+import os
+import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -26,6 +28,9 @@ if TYPE_CHECKING:
 __all__ = ["devices", "session_settings", "simpler_platform", "worker"]
 
 DEFAULT_RUNTIME = "default"
+# An xdist worker whose card holds an op nothing in the process can stop ends with this
+# status (EX_TEMPFAIL: the work is to be retried), so that xdist replaces it.
+PROCESS_MUST_END_EXIT_CODE = 75
 
 
 def session_settings(config: pytest.Config) -> PluginSettings:
@@ -86,10 +91,24 @@ def worker(request: pytest.FixtureRequest) -> Iterator[PooledWorker]:
     if not pooled.runnable:
         _refuse_unrunnable(pooled, request.node.nodeid, settings, trace)
     yield pooled
-    seen = pool.translate(trace.error)  # the project's exception, as a device error or as is
+    # The project's exception as a device error or as is (the call report's hook asked once).
+    seen = trace.device_error or pool.translate(trace.error)
     if isinstance(seen, DeviceRuntimeError):
         trace.device_error = seen
     trace.poisoned = pooled.after_test(seen, request.node.nodeid)
+    if pooled.must_end_process and hasattr(config, "workerinput"):
+        _end_xdist_worker()
+
+
+def _end_xdist_worker() -> None:
+    """Leave at once: the controller records this test from its call report, which it already
+    has (failed, poisoned: the retry re-runs it fresh), and a replacement worker takes the
+    device and the tests queued behind it. Outside xdist the worker stays skipped instead:
+    the later tests are poison-skipped and re-run by the retry phase."""
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        if stream is not None:
+            stream.flush()
+    os._exit(PROCESS_MUST_END_EXIT_CODE)  # no finalizer may wait on the card
 
 
 def _refuse_unrunnable(

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from simpler.errors import DeviceRuntimeError
 from simpler.plugin.class_progress import ClassProgress, ProgressReporter
 from simpler.plugin.crash_watch import CrashWatch
 from simpler.plugin.fixtures import devices, simpler_platform, worker
@@ -32,7 +33,14 @@ from simpler.plugin.state import (
     is_active,
     write_record,
 )
-from simpler.plugin.test_records import HELD_WORKER, HeldWorker, TestTrace, build_test_record
+from simpler.plugin.test_records import (
+    CALL_DEVICE_ERROR,
+    HELD_WORKER,
+    HeldWorker,
+    ReportedDeviceError,
+    TestTrace,
+    build_test_record,
+)
 
 __all__ = [
     "devices",
@@ -118,12 +126,16 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.faults:
         from simpler import runner
 
+        source = "SIMPLER_SIM_FAULTS/--simpler-sim-fault"
         try:
-            runner.configure_faults(
-                settings.faults, source="SIMPLER_SIM_FAULTS/--simpler-sim-fault"
-            )
+            plan = runner.configure_faults(settings.faults, source=source)
         except ValueError as error:
             raise pytest.UsageError(str(error)) from None
+        unsupported = plan.unsupported_on(settings.platform)
+        if unsupported and not os.environ.get("SIMPLER_RUNNER_LIBRARY"):
+            raise pytest.UsageError(
+                f"{source}: platform {settings.platform!r} cannot inject {', '.join(unsupported)}"
+            )
     terminal = config.pluginmanager.get_plugin("terminalreporter")
     if settings.class_lines and terminal is not None and not hasattr(config, "workerinput"):
         terminal.showfspath = False  # the class lines name their files themselves
@@ -202,6 +214,12 @@ def pytest_runtest_makereport(
         setattr(test_report, HELD_WORKER, held.as_json())
     if call.when == "call" and call.excinfo is not None:
         trace.error = call.excinfo.value
+    if call.when == "call" and trace.worker is not None:
+        # Travels with the call report: if the worker fixture ends this process in teardown
+        # (an op nothing in it can stop), the controller's crash record says why.
+        reported = _call_device_error(item, trace)
+        if reported is not None:
+            setattr(test_report, CALL_DEVICE_ERROR, reported.as_json())
     if call.when == "teardown":
         settings = item.config.stash[SETTINGS]
         record = build_test_record(
@@ -209,6 +227,20 @@ def pytest_runtest_makereport(
         )
         write_record(settings, record)
     return test_report
+
+
+def _call_device_error(item: pytest.Item, trace: TestTrace) -> ReportedDeviceError | None:
+    """The test's device error (the project's hook translates its own), or the runner's word
+    that the process must end when the test caught the error and passed."""
+    pool = item.config.stash.get(POOL, None)
+    seen = pool.translate(trace.error) if pool is not None else trace.error
+    runner = getattr(getattr(item, "funcargs", {}).get("worker"), "runner", None)
+    must_end = bool(getattr(runner, "process_must_end", False))
+    if isinstance(seen, DeviceRuntimeError):
+        trace.device_error = seen
+        ends = seen.process_must_end or must_end
+        return ReportedDeviceError(seen.rc, seen.where, seen.message, ends)
+    return ReportedDeviceError(None, None, "", True) if must_end else None
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -10,9 +10,11 @@ import pytest
 from simpler.errors import DeviceRuntimeError
 
 __all__ = [
+    "CALL_DEVICE_ERROR",
     "HELD_WORKER",
     "TAIL_LINES",
     "HeldWorker",
+    "ReportedDeviceError",
     "TestTrace",
     "build_crash_record",
     "build_not_run_record",
@@ -25,6 +27,9 @@ MESSAGE_CHARS = 300
 # The attribute a setup report carries to the xdist controller: the pooled worker the test
 # holds. pytest serializes a report's attributes, so it arrives before the test's call runs.
 HELD_WORKER = "simpler_held_worker"
+# The attribute a call report carries to the xdist controller: the test's device error, and
+# whether its process must end. The process may die in teardown, before any later report.
+CALL_DEVICE_ERROR = "simpler_device_error"
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,37 @@ class HeldWorker:
         try:
             return cls(str(data["worker"]), str(data["runtime"]), int(data["device"]))
         except (KeyError, TypeError, ValueError):
+            return None
+
+
+@dataclass(frozen=True)
+class ReportedDeviceError:
+    """A test's device error as the controller learns it; ``rc`` None: the runner said the
+    process must end, but the test raised no device error (it caught it)."""
+
+    rc: int | None
+    where: str | None
+    message: str
+    process_must_end: bool
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "rc": self.rc,
+            "where": self.where,
+            "message": self.message,
+            "process_must_end": self.process_must_end,
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> ReportedDeviceError | None:
+        if not isinstance(data, dict):
+            return None
+        try:
+            rc = None if data.get("rc") is None else int(data["rc"])
+            where = None if data.get("where") is None else str(data["where"])
+            ends = bool(data.get("process_must_end", False))
+            return cls(rc, where, str(data.get("message", "")), ends)
+        except (TypeError, ValueError):
             return None
 
 
@@ -100,9 +136,18 @@ def build_crash_record(
     down: str,
     attempt: int,
     duration_s: float,
+    device_error: ReportedDeviceError | None = None,
 ) -> dict[str, Any]:
-    """The verdict of a test whose xdist worker died under it (written by the controller)."""
+    """The verdict of a test whose xdist worker died under it (written by the controller).
+
+    ``device_error``: what the test's call report said of its device error: the record
+    carries its rc and where, and says why when the plugin ended the process on purpose.
+    """
     message = f"worker {xdist_worker} crashed while running {nodeid}"
+    if device_error is not None and device_error.process_must_end:
+        message = _ended_process_message(xdist_worker, device_error)
+    elif device_error is not None and device_error.rc is not None:
+        message += f" (after rc {device_error.rc} at {device_error.where})"
     holding = (
         f"it held pooled worker {held.worker} on device {held.device}"
         if held is not None
@@ -118,11 +163,27 @@ def build_crash_record(
         "worker": held.worker if held else None,
         "poisoned": poisoned,
         "message": message[:MESSAGE_CHARS],
-        "tail": f"{message}\nxdist: node down: {down}\n{holding}",
-        "rc": None,
-        "where": None,
+        "tail": f"{message}\nxdist: node down: {down}\n{holding}"
+        + (f"\ndevice error: {device_error.message}" if device_error else ""),
+        "rc": device_error.rc if device_error else None,
+        "where": device_error.where if device_error else None,
         "duration_s": round(duration_s, 6),
     }
+
+
+def _ended_process_message(xdist_worker: str, error: ReportedDeviceError) -> str:
+    """``rc R at W: <device message>; worker gwN ended its process: ...``, the device message
+    shortened so that the whole stays within a record's message."""
+    head = f"rc {error.rc} at {error.where}: " if error.rc is not None else ""
+    tail = (
+        f"; worker {xdist_worker} ended its process: nothing in it could stop the op, "
+        "a fresh process re-runs the test"
+    )
+    room = MESSAGE_CHARS - len(head) - len(tail)
+    told = error.message or "the test caught the device error"
+    if len(told) > room:
+        told = told[: max(room - 3, 0)] + "..."
+    return head + told + tail
 
 
 def build_not_run_record(nodeid: str, *, reason: str, attempt: int) -> dict[str, Any]:

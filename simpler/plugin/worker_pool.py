@@ -49,6 +49,8 @@ class WorkerPool:
         self._translate = translate
         self.one_runtime_per_device = one_runtime_per_device
         self._workers: dict[str, PooledWorker] = {}
+        # Per runtime: how many poisonings of the other runtimes' workers it has checked for.
+        self._neighbour_poisonings: dict[str, int] = {}
 
     def get(self, runtime: str) -> PooledWorker:
         """The worker for ``runtime``, started on first use (and again after a retirement)."""
@@ -69,7 +71,15 @@ class WorkerPool:
             )
             self._workers[runtime] = worker
             worker.start()
+        self._check_after_neighbours(runtime, worker)
         return worker
+
+    def _check_after_neighbours(self, runtime: str, worker: PooledWorker) -> None:
+        """A fault under another runtime's worker on this device: probe before this one runs."""
+        seen = sum(w.poisonings for other, w in self._workers.items() if other != runtime)
+        if seen != self._neighbour_poisonings.get(runtime, 0):
+            worker.recheck()
+        self._neighbour_poisonings[runtime] = seen
 
     def _retire_all_but(self, runtime: str) -> None:
         for other, worker in self._workers.items():

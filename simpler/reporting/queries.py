@@ -15,12 +15,16 @@ __all__ = [
 
 
 def quarantined_devices(records: Iterable[Record]) -> set[int]:
-    """Devices whose worker could not be reset in this run (lifecycle ``give_up``)."""
+    """Devices whose worker could not be reset in this run (lifecycle ``give_up``).
+
+    Not one skipped by ``process_must_end``: its card is freed when that process ends.
+    """
     return {
         int(r["device"])
         for r in records
         if r.get("type") == "lifecycle"
         and r.get("dest") == "skipped"
+        and r.get("trigger") != "process_must_end"
         and r.get("device") is not None
     }
 

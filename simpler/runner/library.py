@@ -165,6 +165,8 @@ def _load_uncached(kind: str) -> NativeLibrary:
         cppyy.include(str(SOURCE_DIR / "runner.h"))
         origin = cuda_driver.load_runner(cppyy, _build, cache_dir(), CXX_FLAGS)
         create, destroy = "simpler_cuda_create_runner", "simpler_cuda_destroy_runner"
+        # A reset measured while a kernel runs may block: other threads must still run.
+        cppyy.gbl.simpler_cuda_raw_primary_ctx_reset.__release_gil__ = True
         spin_ms = os.environ.get("SIMPLER_CUDA_SPIN_MS", "")
         if spin_ms.isdigit():
             cppyy.gbl.simpler_cuda_set_spin_ms(int(spin_ms))

@@ -6,6 +6,9 @@
 //  - the sticky error lives in process-global state per device id, so every
 //    later launch, soft reset or init in this process fails too;
 //  - only a force reset clears it, for that card alone;
+//  - an op that cannot be stopped in process (fault `stuck`: a GPU kernel past
+//    the op-timeout) leaves the card stuck: nothing in the process clears it, and
+//    no call waits on it, so the process can end and be replaced;
 //  - a fresh process starts with clean cards.
 #include "runner.h"
 #include "simcard.h"
@@ -59,6 +62,11 @@ struct Card {
     std::timed_mutex mu;
     int sticky_rc = 0;
     std::string sticky_where;
+    // Set once, never cleared in this process; checked before taking `mu` so that no call
+    // waits on a stuck card. stuck_rc/stuck_where are written before the flag, never again.
+    std::atomic<bool> stuck{false};
+    int stuck_rc = 0;
+    std::string stuck_where;
 };
 
 std::mutex g_cards_mu;
@@ -172,11 +180,18 @@ public:
         if (fault == SIMPLER_SIM_LAUNCH_FAIL) {
             return poison_card(kLaunchFaultRc, kLaunchWhere, "injected launch_fail on " + name);
         }
-        if (fault == SIMPLER_SIM_HANG) {
+        if (fault == SIMPLER_SIM_HANG || fault == SIMPLER_SIM_STUCK) {
             name = "spin";
             plan.spins = true;
         }
-        if (!execute(name, plan)) {
+        bool finished = execute(name, plan);
+        if (fault == SIMPLER_SIM_STUCK) {  // its AICores are reaped; the card acts as if not
+            return stick_card(platform_.op_timeout_rc, kStreamSyncWhere,
+                              "op '" + std::string(kernel) + "' is still running past the " +
+                                  "op-timeout of " + std::to_string(op_timeout_ms_) +
+                                  " ms and cannot be stopped in process");
+        }
+        if (!finished) {
             return poison_card(platform_.op_timeout_rc, kStreamSyncWhere,
                                "op '" + name + "' exceeded the op-timeout of " +
                                    std::to_string(op_timeout_ms_) + " ms and was reaped");
@@ -185,6 +200,7 @@ public:
     }
 
     int drain(int timeout_ms) override {
+        if (stuck()) return fail(card_.stuck_rc, kDeviceSyncWhere, stuck_story("drain"));
         std::unique_lock<std::timed_mutex> lock(card_.mu, std::defer_lock);
         if (!lock.try_lock_for(std::chrono::milliseconds(std::max(timeout_ms, 0)))) {
             return fail(platform_.op_timeout_rc, kDeviceSyncWhere,
@@ -210,16 +226,22 @@ public:
     }
 
     int force_reset() override {
+        if (stuck()) return fail(card_.stuck_rc, kForceResetWhere, stuck_story("force reset"));
         std::lock_guard<std::timed_mutex> lock(card_.mu);
         return force_reset_locked();
     }
 
     int probe() override {
+        if (stuck()) return 0;
         std::lock_guard<std::timed_mutex> lock(card_.mu);
         return card_.sticky_rc == 0 ? 1 : 0;
     }
 
     int finalize() override {
+        if (stuck()) {
+            open_ = false;
+            return fail(card_.stuck_rc, "finalize", stuck_story("finalize"));
+        }
         std::lock_guard<std::timed_mutex> lock(card_.mu);
         if (unusable_) {
             int rc = force_reset_locked();
@@ -230,11 +252,16 @@ public:
         return ok();
     }
 
-    int unusable() const override { return unusable_ ? 1 : 0; }
+    int unusable() const override {
+        if (stuck()) return SIMPLER_UNUSABLE_PROCESS_MUST_END;
+        return unusable_ ? SIMPLER_UNUSABLE : 0;
+    }
     const char* last_where() const override { return where_.c_str(); }
     const char* last_message() const override { return message_.c_str(); }
 
 private:
+    bool stuck() const { return card_.stuck.load(); }
+
     int force_reset_locked() {
         open_ = false;
         if (card_.sticky_rc != 0 && flag(g_force_reset_fail)) {
@@ -277,6 +304,15 @@ private:
                                             " is now sticky-errored");
     }
 
+    // Called with the card's mutex held, by the one launch that got stuck.
+    int stick_card(int rc, const char* where, const std::string& message) {
+        card_.sticky_rc = card_.stuck_rc = rc;
+        card_.sticky_where = card_.stuck_where = where;
+        card_.stuck.store(true);
+        return poison_runner(rc, where, message + "; device " + std::to_string(device_) +
+                                            " is stuck: the process holding its context must end");
+    }
+
     int poison_runner(int rc, const char* where, const std::string& message) {
         unusable_ = true;
         cause_rc_ = rc;
@@ -284,7 +320,15 @@ private:
         return fail(rc, where, message);
     }
 
+    std::string stuck_story(const std::string& what) const {
+        return what + ": an op is still running on device " + std::to_string(device_) +
+               " (rc " + std::to_string(card_.stuck_rc) + " at " + card_.stuck_where +
+               ") and cannot be stopped in process; no reset here helps: the process holding "
+               "the context must end";
+    }
+
     std::string sticky_story(const std::string& what) const {
+        if (stuck()) return stuck_story(what);
         return what + ": device " + std::to_string(device_) + " is sticky-errored (rc " +
                std::to_string(card_.sticky_rc) + " at " + card_.sticky_where +
                "); only a force reset clears it";

@@ -7,6 +7,9 @@
 // Launch-fault kinds for simpler_sim_add_launch_fault.
 #define SIMPLER_SIM_HANG 1
 #define SIMPLER_SIM_LAUNCH_FAIL 2
+// An op that cannot be stopped in process (a GPU kernel past the op-timeout): the card
+// stays stuck until the process that holds it ends.
+#define SIMPLER_SIM_STUCK 3
 
 extern "C" {
 void simpler_sim_clear_faults();

@@ -16,6 +16,10 @@ from simpler.runner.platforms import OP_TIMEOUT
 
 
 def _assert_reaped_with_op_timeout(worker, platform):
+    if platform not in OP_TIMEOUT:
+        # A GPU kernel past the op-timeout is not reaped: nothing stops it in process, and the
+        # process holding the context must end (scripts/gpu_check.py measures that).
+        pytest.skip(f"{platform} cannot reap a spinning kernel in process")
     rc, where = OP_TIMEOUT[platform]
     with pytest.raises(DeviceRuntimeError) as caught:
         worker.run("spin")

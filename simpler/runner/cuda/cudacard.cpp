@@ -296,9 +296,9 @@ private:
                 return device_fail(rc, "cuMemcpyHtoD", what);
             }
         }
-        // The parameters in the kernel's order: pointers, the scalar, then the sizes.
+        // The parameters in kernels.cu's order: the inputs, the scalar, the output, the sizes.
         std::vector<void*> params;
-        for (CUdeviceptr& p : pointers) params.push_back(&p);
+        for (size_t i = 0; i + 1 < pointers.size(); ++i) params.push_back(&pointers[i]);
         float f32 = static_cast<float>(plan.f_scalar);
         double f64 = plan.f_scalar;
         int i32 = static_cast<int>(plan.i_scalar);
@@ -307,6 +307,7 @@ private:
         if (plan.scalar_dtype == SIMPLER_F64) params.push_back(&f64);
         if (plan.scalar_dtype == SIMPLER_I32) params.push_back(&i32);
         if (plan.scalar_dtype == SIMPLER_I64) params.push_back(&i64);
+        if (!pointers.empty()) params.push_back(&pointers.back());
         std::vector<long long> sizes = plan.sizes;
         for (long long& n : sizes) params.push_back(&n);
         unsigned long long spin_ns = 0;
@@ -574,7 +575,8 @@ long long memory_query(int device, bool want_free) {
     size_t free_bytes = 0, total_bytes = 0;
     rc = cuCtxSetCurrent(ctx);
     if (rc == CUDA_SUCCESS) rc = cuMemGetInfo(&free_bytes, &total_bytes);
-    cuCtxSetCurrent(previous);
+    // A reset may have destroyed the thread's own context: then it is left with none.
+    if (cuCtxSetCurrent(previous) != CUDA_SUCCESS) cuCtxSetCurrent(nullptr);
     cuDevicePrimaryCtxRelease(dev);
     if (rc != CUDA_SUCCESS) return -static_cast<long long>(rc);
     return static_cast<long long>(want_free ? free_bytes : total_bytes);
