@@ -63,6 +63,7 @@ class Scenario:
     split: bool = False  # each phase a `simpler run` of its own, then `simpler report`
     absent: tuple[str, ...] = ()  # node ids the scenario deselects: they must have no verdict
     faulting: tuple[str, ...] = ()  # victims that fault themselves: red is their own verdict
+    recovered: tuple[str, ...] = ()  # victims that must be re-run fresh, never meet the fault
 
 
 SCENARIOS = [
@@ -119,6 +120,16 @@ SCENARIOS = [
         faults=("hang@TestTrigger#1",),
         env=(("CHAOS_RUNTIMES", "2"),),
         pytest_args=("-o", "simpler_one_runtime_per_device=true"),
+    ),
+    # A fault under one runtime, a reset that does not take, and another runtime's worker
+    # already open on the same card: it must not run its next test there (a flaky verdict
+    # would be the cascade), but probe, give up, and let a fresh process re-run it.
+    Scenario(
+        "second runtime on a card left dirty",
+        faults=("hang@TestVictimA#1", "force_reset_fail"),
+        env=(("CHAOS_RUNTIMES", "neighbour"),),
+        faulting=(VICTIMS[0],),
+        recovered=(VICTIMS[1],),
     ),
     # A Resource child leaves a detached grandchild behind: the run reaps it.
     Scenario("detached grandchild", child="detach"),
@@ -281,6 +292,11 @@ def _check_report(outcome: Outcome, report_file: Path, printed: str) -> None:
         ]
     else:
         cascaded = [v for v in victims if v not in verdicts]  # own verdict, whatever it is
+    cascaded += [
+        v
+        for v in outcome.scenario.recovered
+        if v not in cascaded and (v not in verdicts or verdicts[v].outcome != "recovered")
+    ]
     outcome.checks["no cascade"] = not cascaded
     if cascaded:
         outcome.notes.append(f"cascade into {len(cascaded)} victim(s)")

@@ -51,7 +51,7 @@ class CudaUnavailable(RuntimeError):
 
 
 _lock = threading.Lock()
-_driver: ctypes.CDLL | None = None
+_drivers: dict[str, ctypes.CDLL] = {}  # by path: a process loads each driver once
 
 
 def driver_path() -> str:
@@ -72,20 +72,19 @@ def require_driver() -> ctypes.CDLL:
 
 
 def _load_driver() -> ctypes.CDLL:
-    global _driver
+    path = driver_path()
     with _lock:
-        if _driver is None:
-            path = driver_path()
+        if path not in _drivers:
             try:
                 # Global, so the runner library's cu* symbols resolve against it.
-                _driver = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                _drivers[path] = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
             except OSError as error:
                 raise CudaUnavailable(
                     f"platform cuda needs the NVIDIA driver: {path} cannot be loaded "
                     f"({_first_line(error)}); install the NVIDIA driver, or run on a "
                     "machine with an NVIDIA GPU"
                 ) from None
-        return _driver
+        return _drivers[path]
 
 
 def _first_line(error: BaseException) -> str:

@@ -123,3 +123,41 @@ def test_the_setting_comes_from_the_ini_without_activating_the_plugin(
 def test_the_setting_comes_from_the_option(pytester: pytest.Pytester) -> None:
     assert not one_runtime_per_device(pytester.parseconfig())
     assert one_runtime_per_device(pytester.parseconfig("--simpler-one-runtime-per-device"))
+
+
+class SharedContext(OneRuntimeContext):
+    """A card whose one context every runtime shares (a GPU's primary context)."""
+
+
+class SharedRunner(Runner):
+    def init(self) -> None:
+        if self.card.sticky:
+            raise DeviceRuntimeError(700, "cuModuleLoad", "sticky", device=0, platform="myhw")
+        self.card.inits.append(self.runtime)
+
+
+def _shared_pool(card: SharedContext, records: list[dict[str, Any]]) -> WorkerPool:
+    def factory_for(runtime: str) -> Any:
+        return lambda platform, device: SharedRunner(card, runtime, device)
+
+    return WorkerPool("myhw", 0, "gw0", records.append, recovery=True, factory_for=factory_for)
+
+
+@pytest.mark.parametrize("reset_works", [True, False])
+def test_a_fault_under_one_runtime_is_checked_for_before_another_runtime_runs(
+    reset_works: bool,
+) -> None:
+    card, records = SharedContext(), []
+    pool = _shared_pool(card, records)
+    host, aicpu = pool.get("host"), pool.get("aicpu")
+    card.sticky, card.reset_works = True, reset_works
+    host.after_test(None, "test_fault")  # the card is dirty for both runtimes now
+    if reset_works:
+        # The reset cleaned the shared card: the other runtime's worker probes clean, runs on.
+        assert host.state == "rebuilt" and pool.get("aicpu") is aicpu and aicpu.runnable
+        assert aicpu.path == ["created", "healthy"]
+    else:
+        # It never runs a test on the dirty card: it probes, fails to heal, and gives up, so
+        # its tests are registered for a fresh process instead of failing there.
+        assert not pool.get("aicpu").runnable and aicpu.state == "skipped"
+        assert aicpu.path[:3] == ["created", "healthy", "poisoned"]

@@ -1,0 +1,93 @@
+"""The scene suite on platform cuda, with one real fault kernel injected.
+
+On the fake driver (tests/fake_cuda) both answers a card can give are run: a reset that
+heals (the worker is rebuilt in place) and one that does not (the tests behind the fault
+are poison-skipped and recovered in a fresh process). On a machine with an NVIDIA driver
+the same run goes to the real GPU; elsewhere that test is skipped with the driver's line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from simpler.runner.cuda_driver import driver_problem
+
+TRIGGER = (
+    "tests/st/test_vector_add.py::TestVectorAddOnRingbuffer::"
+    "test_operand_order_does_not_change_the_sum"
+)
+SPIN_TESTS = "tests/st/test_op_timeout.py"  # a GPU cannot reap a spin: skipped on cuda
+PHASE_RANK = {"l2": 0, "retry": 1}
+
+
+def _scene(simpler_run: Any, devices: str, env: dict[str, str]) -> Any:
+    return simpler_run(
+        "run",
+        "--platform",
+        "cuda",
+        "--device",
+        devices,
+        "--phases",
+        "l2,retry,report",
+        "--",
+        "tests/st",
+        "--simpler-sim-fault",
+        f"illegal_address@{TRIGGER.split('/')[-1]}",
+        env=env,
+        timeout=600,
+    )
+
+
+def _final(run: Any) -> dict[str, dict[str, Any]]:
+    final: dict[str, dict[str, Any]] = {}
+    for record in sorted(run.records("test"), key=lambda r: PHASE_RANK[r["phase"]]):
+        final[record["nodeid"]] = record
+    return final
+
+
+def _assert_one_real_failure(run: Any) -> dict[str, dict[str, Any]]:
+    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]
+    final = _final(run)
+    failed = {nodeid for nodeid, r in final.items() if r["outcome"] not in ("passed", "recovered")}
+    skipped = {nodeid for nodeid, r in final.items() if r["outcome"] == "skipped"}
+    assert failed - skipped == {TRIGGER}
+    assert skipped and all(nodeid.startswith(SPIN_TESTS) for nodeid in skipped)
+    trigger = [r for r in run.records("test", nodeid=TRIGGER)]
+    assert {(r["rc"], r["where"]) for r in trigger} == {(700, "cuStreamQuery")}
+    assert "CUDA_ERROR_ILLEGAL_ADDRESS" in trigger[0]["message"]
+    assert " 1 failed" in run.stdout.splitlines()[-1] and TRIGGER in run.stdout
+    return final
+
+
+def test_a_reset_that_heals_rebuilds_the_worker_and_the_rest_pass(
+    simpler_run: Any, fake_cuda_driver: str
+) -> None:
+    env = {"SIMPLER_CUDA_DRIVER": fake_cuda_driver, "FAKE_CUDA_RESET_HEALS": "1"}
+    run = _scene(simpler_run, "0-1", env)
+    final = _assert_one_real_failure(run)
+    assert not [r for r in final.values() if r["outcome"] == "recovered"]  # healed in place
+    healed = run.records("lifecycle", nodeid=TRIGGER, phase="l2")
+    assert [r["dest"] for r in healed] == ["poisoned", "force_reset", "rebuilt"]
+
+
+def test_a_reset_that_does_not_heal_sends_the_victims_to_a_fresh_process(
+    simpler_run: Any, fake_cuda_driver: str
+) -> None:
+    env = {"SIMPLER_CUDA_DRIVER": fake_cuda_driver, "FAKE_CUDA_RESET_HEALS": "0"}
+    run = _scene(simpler_run, "0-1", env)
+    final = _assert_one_real_failure(run)
+    recovered = [r for r in final.values() if r["outcome"] == "recovered"]
+    # Every test queued behind the fault on that card, the other runtime's included (its
+    # worker shares the device's primary context): re-run fresh, none a cascade failure.
+    assert recovered and not [r for r in final.values() if r["outcome"] == "flaky"]
+    runtimes = {r["runtime"] for r in recovered}
+    assert runtimes == {"tensormap_and_ringbuffer", "host_build_graph"}, runtimes
+
+
+def test_the_scene_on_a_real_gpu(simpler_run: Any) -> None:
+    problem = driver_problem()
+    if problem is not None:
+        pytest.skip(problem)
+    _assert_one_real_failure(_scene(simpler_run, "0", {}))
