@@ -292,6 +292,7 @@ def scene(args: argparse.Namespace, out: dict[str, Any]) -> None:
         out["expectations"] = [
             expect("exit code 2 without a driver", ran.returncode == 2, f"exit {ran.returncode}"),
             expect("one line on stderr", len(lines) == 1, f"{len(lines)}"),
+            expect("it names the missing driver", "NVIDIA driver" in out["printed"], "printed"),
         ]
         return
     judge_scene(args, ran.stdout, report, out)
