@@ -8,11 +8,12 @@ the same run goes to the real GPU; elsewhere that test is skipped with the drive
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
-
-from simpler.runner.cuda_driver import driver_problem
 
 TRIGGER = (
     "tests/st/test_vector_add.py::TestVectorAddOnRingbuffer::"
@@ -86,8 +87,19 @@ def test_a_reset_that_does_not_heal_sends_the_victims_to_a_fresh_process(
     assert runtimes == {"tensormap_and_ringbuffer", "host_build_graph"}, runtimes
 
 
+def _real_driver_problem() -> str:
+    """Asked of a fresh process: this one may hold the fake driver, under the real one's name."""
+    code = "from simpler.runner.cuda_driver import driver_problem; print(driver_problem() or '')"
+    env = {k: v for k, v in os.environ.items() if k != "SIMPLER_CUDA_DRIVER"}
+    asked = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+    return asked.stdout.strip() or asked.stderr.strip()[-300:]
+
+
 def test_the_scene_on_a_real_gpu(simpler_run: Any) -> None:
-    problem = driver_problem()
-    if problem is not None:
+    problem = _real_driver_problem()
+    if problem:
         pytest.skip(problem)
-    _assert_one_real_failure(_scene(simpler_run, "0", {}))
+    env = {"SIMPLER_CUDA_DRIVER": ""}  # the real one, whatever an outer shell set
+    _assert_one_real_failure(_scene(simpler_run, "0", env))
