@@ -39,7 +39,13 @@ DRIVER_ENV = "SIMPLER_CUDA_DRIVER"
 DEFAULT_DRIVER = "libcuda.so.1"
 SOURCE_DIR = Path(__file__).resolve().parent
 CUDA_DIR = SOURCE_DIR / "cuda"
-CUDA_SOURCES = ("runner.h", "cuda/cudacard.h", "cuda/cudaplan.h", "cuda/cudacard.cpp")
+CUDA_SOURCES = (
+    "runner.h",
+    "launch_faults.h",
+    "cuda/cudacard.h",
+    "cuda/cudaplan.h",
+    "cuda/cudacard.cpp",
+)
 KERNEL_MODULE = CUDA_DIR / "kernels.fatbin"
 # Where a CUDA toolkit or NVIDIA's wheels keep cuda.h, after $CUDA_HOME and $CUDA_PATH.
 WHEEL_INCLUDE_DIRS = ("cu13/include", "cuda_runtime/include", "cu12/include")

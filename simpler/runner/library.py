@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 SOURCE_DIR = Path(__file__).resolve().parent
-SIM_SOURCES = ("runner.h", "simcard.h", "simkernels.h", "simcard.cpp")
+SIM_SOURCES = ("runner.h", "launch_faults.h", "simcard.h", "simkernels.h", "simcard.cpp")
 # runner.h's SIMPLER_RUNNER_ABI: the version this package's Python side marshals for.
 RUNNER_ABI = 2
 LIBRARY_EXPORTS = ("simpler_runner_abi", "simpler_create_runner", "simpler_destroy_runner")

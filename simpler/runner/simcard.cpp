@@ -13,14 +13,13 @@
 #include "runner.h"
 #include "simcard.h"
 #include "simkernels.h"
+#include "launch_faults.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
-#include <map>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -69,38 +68,19 @@ struct Card {
     std::string stuck_where;
 };
 
-std::mutex g_cards_mu;
-std::map<int, std::unique_ptr<Card>> g_cards;
+simpler_shared::PerDevice<Card> g_cards;
 
-Card& card_for(int device) {
-    std::lock_guard<std::mutex> lock(g_cards_mu);
-    std::unique_ptr<Card>& slot = g_cards[device];
-    if (!slot) slot = std::make_unique<Card>();
-    return *slot;
-}
+Card& card_for(int device) { return g_cards.get(device); }
 
-struct LaunchRule {
-    int kind;
-    std::string selector;
-    int attempt;  // 0: every attempt
-};
+// The injected launch faults: each fails every launch of the selected test.
+simpler_shared::LaunchFaults g_launch_faults;
 
-std::mutex g_faults_mu;
-std::vector<LaunchRule> g_launch_rules;
+std::mutex g_faults_mu;  // the flag faults below
 bool g_force_reset_fail = false;
 bool g_drain_false_negative = false;
 bool g_init_fail = false;
-std::string g_nodeid;
-int g_attempt = 1;
 
-int matching_launch_fault() {
-    std::lock_guard<std::mutex> lock(g_faults_mu);
-    for (const LaunchRule& rule : g_launch_rules) {
-        bool attempt_matches = rule.attempt == 0 || rule.attempt == g_attempt;
-        if (attempt_matches && g_nodeid.find(rule.selector) != std::string::npos) return rule.kind;
-    }
-    return 0;
-}
+int matching_launch_fault() { return g_launch_faults.match(); }
 
 bool flag(const bool& which) {
     std::lock_guard<std::mutex> lock(g_faults_mu);
@@ -373,8 +353,8 @@ extern "C" simpler::DeviceRunner* simpler_create_runner(const char* platform, co
 extern "C" void simpler_destroy_runner(simpler::DeviceRunner* runner) { delete runner; }
 
 extern "C" void simpler_sim_clear_faults() {
+    g_launch_faults.clear();
     std::lock_guard<std::mutex> lock(g_faults_mu);
-    g_launch_rules.clear();
     g_force_reset_fail = g_drain_false_negative = g_init_fail = false;
 }
 
@@ -387,12 +367,9 @@ extern "C" void simpler_sim_set_flags(int force_reset_fail, int drain_false_nega
 }
 
 extern "C" void simpler_sim_add_launch_fault(int kind, const char* selector, int attempt) {
-    std::lock_guard<std::mutex> lock(g_faults_mu);
-    g_launch_rules.push_back(LaunchRule{kind, selector ? selector : "", attempt});
+    g_launch_faults.add(kind, selector, attempt);
 }
 
 extern "C" void simpler_sim_set_test(const char* nodeid, int attempt) {
-    std::lock_guard<std::mutex> lock(g_faults_mu);
-    g_nodeid = nodeid ? nodeid : "";
-    g_attempt = attempt;
+    g_launch_faults.set_test(nodeid, attempt);
 }

@@ -14,16 +14,14 @@
 #include "runner.h"
 #include "cudacard.h"
 #include "cudaplan.h"
+#include "launch_faults.h"
 
 #include <cuda.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <map>
-#include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,45 +43,19 @@ struct DeviceState {
     std::string stuck_story;
 };
 
-std::mutex g_devices_mu;
-std::map<int, std::unique_ptr<DeviceState>> g_devices;
+simpler_shared::PerDevice<DeviceState> g_devices;
 
-DeviceState& device_state(int ordinal) {
-    std::lock_guard<std::mutex> lock(g_devices_mu);
-    std::unique_ptr<DeviceState>& slot = g_devices[ordinal];
-    if (!slot) slot = std::make_unique<DeviceState>();
-    return *slot;
-}
+DeviceState& device_state(int ordinal) { return g_devices.get(ordinal); }
 
-struct FaultRule {
-    int kind;
-    std::string selector;
-    int attempt;  // 0: every attempt
-};
+// The injected faults: each replaces the selected test's first launch with a fault kernel.
+simpler_shared::LaunchFaults g_faults;
 
 std::mutex g_control_mu;
 std::string g_module_path;
 long long g_spin_ms = 10000;
-std::vector<FaultRule> g_rules;
-std::set<std::string> g_fired;  // "nodeid#attempt": a fault replaces a test's first launch only
-std::string g_nodeid;
-int g_attempt = 1;
 
 const char* const kFaultKernels[] = {"", "illegal_address", "trap", "device_assert",
                                      "misaligned", "spin"};
-
-// The fault kernel to launch in place of this launch, or 0.
-int take_fault() {
-    std::lock_guard<std::mutex> lock(g_control_mu);
-    for (const FaultRule& rule : g_rules) {
-        bool attempt_matches = rule.attempt == 0 || rule.attempt == g_attempt;
-        if (!attempt_matches || g_nodeid.find(rule.selector) == std::string::npos) continue;
-        std::string key = g_nodeid + "#" + std::to_string(g_attempt);
-        if (!g_fired.insert(key).second) return 0;
-        return rule.kind;
-    }
-    return 0;
-}
 
 std::string result_name(CUresult rc) {
     const char* name = nullptr;
@@ -150,7 +122,7 @@ public:
         std::lock_guard<std::mutex> lock(state_.mu);
         int rc = usable_locked("run");
         if (rc != 0) return rc;
-        int fault = take_fault();
+        int fault = g_faults.take_first();
         if (fault != 0) {
             cudaplan::LaunchPlan injected;
             injected.symbol = std::string("simpler_") + kFaultKernels[fault];
@@ -514,22 +486,15 @@ extern "C" void simpler_cuda_set_spin_ms(long long ms) {
     g_spin_ms = ms > 0 ? ms : 1;
 }
 
-extern "C" void simpler_cuda_clear_faults() {
-    std::lock_guard<std::mutex> lock(g_control_mu);
-    g_rules.clear();
-    g_fired.clear();
-}
+extern "C" void simpler_cuda_clear_faults() { g_faults.clear(); }
 
 extern "C" void simpler_cuda_add_fault(int kind, const char* selector, int attempt) {
     if (kind < SIMPLER_CUDA_ILLEGAL_ADDRESS || kind > SIMPLER_CUDA_HANG) return;
-    std::lock_guard<std::mutex> lock(g_control_mu);
-    g_rules.push_back(FaultRule{kind, selector ? selector : "", attempt});
+    g_faults.add(kind, selector, attempt);
 }
 
 extern "C" void simpler_cuda_set_test(const char* nodeid, int attempt) {
-    std::lock_guard<std::mutex> lock(g_control_mu);
-    g_nodeid = nodeid ? nodeid : "";
-    g_attempt = attempt;
+    g_faults.set_test(nodeid, attempt);
 }
 
 extern "C" int simpler_cuda_driver_version() {
