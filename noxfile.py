@@ -148,7 +148,12 @@ def _shard_args() -> list[str]:
     return ["--shard", shard] if shard else []
 
 
-def _scene_suite(session: nox.Session, platform: str) -> None:
+def _scene_suite(
+    session: nox.Session,
+    platform: str,
+    devices: str | None = None,
+    phases: str = "l2,resource,retry,report",
+) -> None:
     # The phases' exit code is the report's, and so is this session's.
     _simpler(
         session,
@@ -156,9 +161,9 @@ def _scene_suite(session: nox.Session, platform: str) -> None:
         "--platform",
         platform,
         "--device",
-        _devices(),
+        devices or _devices(),
         "--phases",
-        "l2,resource,retry,report",
+        phases,
         *_shard_args(),
         "--",
         "tests/st",
@@ -176,6 +181,15 @@ def st_a5(session: nox.Session) -> None:
 def st_a2a3(session: nox.Session) -> None:
     """The scene suite on the simulated a2a3 card: l2 -> resource -> retry -> report."""
     _scene_suite(session, "a2a3sim")
+
+
+@nox.session(tags=["gpu"])
+def st_cuda(session: nox.Session) -> None:
+    """The scene suite on NVIDIA GPUs (SIMPLER_DEVICES, default 0; one GPU: no Resource phase)."""
+    devices = os.environ.get("SIMPLER_DEVICES", "0")
+    one_device = "," not in devices and "-" not in devices
+    phases = "l2,retry,report" if one_device else "l2,resource,retry,report"
+    _scene_suite(session, "cuda", devices, phases)
 
 
 def _one_phase(session: nox.Session, phase: str, *pytest_args: str) -> None:
