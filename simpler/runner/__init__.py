@@ -12,7 +12,7 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from simpler.contract import SIM_PLATFORMS
+from simpler.contract import BUILTIN_PLATFORMS, SIM_PLATFORMS
 from simpler.env_settings import positive_int_env
 from simpler.errors import DeviceRuntimeError
 from simpler.runner import library
@@ -100,8 +100,7 @@ def open_runner(platform: str, device: int, runtime: str = "default") -> Runner:
     timeout = op_timeout_ms()
     native_library = _loaded_library(platform)
     if native_library.kind == library.SIM and platform not in SIM_PLATFORMS:
-        known = ", ".join((*SIM_PLATFORMS, "cuda"))
-        raise ValueError(f"unknown platform {platform!r} (known: {known})")
+        raise ValueError(f"unknown platform {platform!r} (known: {', '.join(BUILTIN_PLATFORMS)})")
     native = native_library.create(platform, runtime, device, timeout)
     if not native:
         raise ValueError(

@@ -52,8 +52,6 @@ CXX_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-pthread")
 # The calls that may wait on the card: cppyy lets other Python threads run meanwhile.
 GIL_RELEASING_METHODS = ("init", "run", "drain", "soft_reset", "force_reset", "probe", "finalize")
 LAUNCH_FAULT_KINDS = {"hang": 1, "launch_fail": 2, "stuck": 3}  # simcard.h SIMPLER_SIM_*
-
-
 CUDA_FAULT_KINDS = {  # cudacard.h SIMPLER_CUDA_*
     "illegal_address": 1,
     "trap": 2,
@@ -74,11 +72,6 @@ class NativeLibrary:
     scalar_pointer: Any  # address -> const simpler_scalar*
     create: Any  # the runner factory: (platform, runtime, device, op_timeout_ms) -> runner*
     destroy: Any
-
-    @property
-    def builtin(self) -> bool:
-        """simpler's own runner: its kernels are known here by signature."""
-        return self.kind != USER
 
     def push_faults(self, plan: FaultPlan) -> None:
         # Each runner takes the kinds it injects; the rest were refused for its platform.
