@@ -253,7 +253,7 @@ def measure(card: Any, args: argparse.Namespace, out: dict[str, Any]) -> None:
 
 def runner_origin(runner: Any) -> str:
     # "cached-library", "built-library", "jit": the proof that a child loaded a compiled cache.
-    return str(getattr(getattr(runner, "_library", None), "origin", "unknown"))
+    return str(getattr(runner, "origin", "unknown"))
 
 
 def warm(card: Any, device: int, out: dict[str, Any]) -> None:

@@ -21,6 +21,7 @@ from simpler.plugin.project_runtime import RunnerContractError, runner_factory, 
 from simpler.plugin.state import POOL, SETTINGS, TRACE, write_record
 from simpler.plugin.test_records import TestTrace
 from simpler.plugin.worker_pool import WorkerPool
+from simpler.runner.cuda_driver import CudaUnavailable
 
 if TYPE_CHECKING:
     from recovery.lifecycle import PooledWorker
@@ -83,8 +84,9 @@ def worker(request: pytest.FixtureRequest) -> Iterator[PooledWorker]:
         )
     try:
         pooled = pool.get(runtime)
-    except RunnerContractError as error:
-        # The project's runner cannot be driven: one line, and a usage error's exit status.
+    except (RunnerContractError, CudaUnavailable) as error:
+        # The project's runner cannot be driven, or platform cuda finds no NVIDIA driver:
+        # one line, and a usage error's exit status (simpler run refuses both up front).
         pytest.exit(f"simpler: {error}", returncode=pytest.ExitCode.USAGE_ERROR)
     trace = request.node.stash.setdefault(TRACE, TestTrace())
     trace.worker, trace.runtime, trace.device = str(pooled.key), runtime, pooled.key.device

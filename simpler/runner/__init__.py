@@ -198,6 +198,12 @@ class Runner:
         return bool(self._native.unusable())
 
     @property
+    def origin(self) -> str:
+        """Where the native library came from: "cached-library", "built-library", "jit", or
+        the path of a user's runner library."""
+        return self._library.origin
+
+    @property
     def process_must_end(self) -> bool:
         """The card holds work nothing in this process can stop: only a new process heals it."""
         return int(self._native.unusable()) == UNUSABLE_PROCESS_MUST_END

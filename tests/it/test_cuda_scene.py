@@ -103,3 +103,18 @@ def test_the_scene_on_a_real_gpu(simpler_run: Any) -> None:
         pytest.skip(problem)
     env = {"SIMPLER_CUDA_DRIVER": ""}  # the real one, whatever an outer shell set
     _assert_one_real_failure(_scene(simpler_run, "0", env))
+
+
+def test_plain_pytest_on_cuda_without_a_driver_stops_with_one_line() -> None:
+    # Not one error per test: the first test that asks for a worker ends the session.
+    scenario = "tests/it/scenarios/scenario_golden.py"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", scenario, "-q", "--simpler-platform", "cuda"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "SIMPLER_CUDA_DRIVER": "/nonexistent/libcuda.so.1"},
+    )
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-2000:]
+    line = "simpler: platform cuda needs the NVIDIA driver: /nonexistent/libcuda.so.1"
+    assert done.stdout.count(line) == 1 and "Traceback" not in done.stdout + done.stderr
