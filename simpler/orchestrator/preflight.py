@@ -30,7 +30,7 @@ def check_faults(platform: str, pytest_args: list[str]) -> None:
         except ValueError as error:
             raise UsageError(f"simpler run: {error}") from None
         unsupported = plan.unsupported_on(platform)
-        if unsupported and not os.environ.get("SIMPLER_RUNNER_LIBRARY"):
+        if unsupported:
             raise UsageError(
                 f"simpler run: {source}: platform {platform!r} cannot inject "
                 f"{', '.join(unsupported)} (see simpler/runner/faults.py for each platform's)"

@@ -132,7 +132,7 @@ def pytest_configure(config: pytest.Config) -> None:
         except ValueError as error:
             raise pytest.UsageError(str(error)) from None
         unsupported = plan.unsupported_on(settings.platform)
-        if unsupported and not os.environ.get("SIMPLER_RUNNER_LIBRARY"):
+        if unsupported:
             raise pytest.UsageError(
                 f"{source}: platform {settings.platform!r} cannot inject {', '.join(unsupported)}"
             )

@@ -17,6 +17,7 @@ Which kinds a platform injects (``unsupported_on`` names the rest):
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -57,12 +58,13 @@ class FaultPlan:
         return sorted(self.flags | {fault.kind for fault in self.launches})
 
     def unsupported_on(self, platform: str) -> list[str]:
-        """The kinds ``platform`` cannot inject (none for a platform simpler does not run)."""
-        from simpler.contract import SIM_PLATFORMS
+        """The kinds ``platform`` cannot inject (none where simpler's own runner does not run
+        it: a project's runtime, or a runner library, which runs every platform)."""
+        from simpler.contract import BUILTIN_PLATFORMS
 
+        if platform not in BUILTIN_PLATFORMS or os.environ.get("SIMPLER_RUNNER_LIBRARY"):
+            return []  # their faults are their own
         supported = CUDA_FAULTS if platform == "cuda" else SIM_FAULTS
-        if platform != "cuda" and platform not in SIM_PLATFORMS:
-            return []  # a project's own runtime or runner library: its faults are its own
         return [kind for kind in self.kinds() if kind not in supported]
 
 

@@ -96,11 +96,16 @@ def test_without_a_driver_opening_a_cuda_runner_is_one_line() -> None:
     assert "needs the NVIDIA driver: /nonexistent/libcuda.so.1 cannot be loaded" in line
 
 
-def test_each_platform_refuses_the_faults_it_cannot_inject() -> None:
+def test_each_platform_refuses_the_faults_it_cannot_inject(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("SIMPLER_RUNNER_LIBRARY", raising=False)
     plan = parse_faults("illegal_address@a,trap@b,hang@c,stuck@d,force_reset_fail")
     assert plan.unsupported_on("cuda") == ["force_reset_fail", "stuck"]
     assert plan.unsupported_on("a5sim") == ["illegal_address", "trap"]
     assert plan.unsupported_on("their_npu") == []  # a project's own runtime: its own faults
+    monkeypatch.setenv("SIMPLER_RUNNER_LIBRARY", "/x/libtheirs.so")
+    assert plan.unsupported_on("cuda") == []  # a user's library runs every platform
 
 
 def test_the_library_kind_follows_the_platform(monkeypatch: pytest.MonkeyPatch) -> None:
