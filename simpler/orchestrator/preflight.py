@@ -14,6 +14,14 @@ from simpler.usage import UsageError
 
 __all__ = ["check_env_numbers", "check_faults", "check_platform", "check_runner_library"]
 
+# The positive integers the pytest processes read from the environment.
+ENV_NUMBERS = (
+    "SIMPLER_OP_TIMEOUT_MS",
+    "SIMPLER_RESET_ATTEMPTS",
+    "SIMPLER_ATTEMPT",
+    "SIMPLER_CUDA_SPIN_MS",
+)
+
 
 def check_faults(platform: str, pytest_args: list[str]) -> None:
     """A malformed fault spec, or one the platform cannot inject, would fail in every pytest
@@ -41,7 +49,7 @@ def check_env_numbers() -> None:
     """Numbers every pytest process would read: a bad one is refused once, before anything."""
     from simpler.env_settings import positive_int_env
 
-    for name in ("SIMPLER_OP_TIMEOUT_MS", "SIMPLER_RESET_ATTEMPTS", "SIMPLER_ATTEMPT"):
+    for name in ENV_NUMBERS:
         try:
             positive_int_env(name, 1)
         except ValueError as error:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from simpler.env_settings import positive_int_env
 from simpler.runner.faults import FaultPlan
 
 __all__ = [
@@ -160,9 +161,9 @@ def _load_uncached(kind: str) -> NativeLibrary:
         create, destroy = "simpler_cuda_create_runner", "simpler_cuda_destroy_runner"
         # A reset measured while a kernel runs may block: other threads must still run.
         cppyy.gbl.simpler_cuda_raw_primary_ctx_reset.__release_gil__ = True
-        spin_ms = os.environ.get("SIMPLER_CUDA_SPIN_MS", "")
-        if spin_ms.isdigit():
-            cppyy.gbl.simpler_cuda_set_spin_ms(int(spin_ms))
+        spin_ms = positive_int_env("SIMPLER_CUDA_SPIN_MS", 0)  # 0: the runner's own default
+        if spin_ms:
+            cppyy.gbl.simpler_cuda_set_spin_ms(spin_ms)
     else:
         cppyy.include(str(SOURCE_DIR / "runner.h"))
         cppyy.include(str(SOURCE_DIR / "simcard.h"))

@@ -233,6 +233,18 @@ BAD_INPUTS = [
         has="SIMPLER_OP_TIMEOUT_MS",
     ),
     row(
+        "run-env-cuda-spin",
+        *RUN,
+        "--device",
+        "0",
+        "--phases",
+        "l2",
+        "--",
+        GOLDEN_SCENARIO,
+        env={"SIMPLER_CUDA_SPIN_MS": "0"},
+        has="SIMPLER_CUDA_SPIN_MS must be a positive integer",
+    ),
+    row(
         "run-report-under-a-file",
         *RUN,
         "--device",
