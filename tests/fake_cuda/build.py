@@ -12,21 +12,15 @@ import shutil
 import subprocess
 from pathlib import Path
 
+# The cuda.h the runner itself is compiled against: the fake must match its declarations.
+from simpler.runner.cuda_driver import cuda_header_dir
+
 SOURCE = Path(__file__).with_name("fake_cuda.cpp")
 FLAGS = ("-std=c++17", "-O1", "-fPIC", "-shared", "-pthread", "-Wl,-soname,libcuda.so.1")
 
 
 class FakeDriverUnavailable(RuntimeError):
     """This machine lacks what the build needs (a C++ compiler or cuda.h)."""
-
-
-def cuda_include_dir() -> Path | None:
-    """The folder holding cuda.h: $CUDA_HOME, then $CUDA_PATH, then /usr/local/cuda."""
-    roots = [os.environ.get(name) for name in ("CUDA_HOME", "CUDA_PATH")]
-    for root in [*(Path(r) for r in roots if r), Path("/usr/local/cuda")]:
-        if (root / "include" / "cuda.h").is_file():
-            return root / "include"
-    return None
 
 
 def compiler() -> str | None:
@@ -41,11 +35,11 @@ def build_fake_driver(out_dir: Path) -> Path:
     Raises FakeDriverUnavailable when no compiler or no cuda.h is found, and
     subprocess.CalledProcessError (with the compiler's output) when the compile fails.
     """
-    cxx, include = compiler(), cuda_include_dir()
+    cxx, include = compiler(), cuda_header_dir()
     if cxx is None:
         raise FakeDriverUnavailable("no C++ compiler (c++ or $CXX) on PATH")
     if include is None:
-        raise FakeDriverUnavailable("no cuda.h under $CUDA_HOME, $CUDA_PATH or /usr/local/cuda")
+        raise FakeDriverUnavailable("no cuda.h (a CUDA toolkit, or the nvidia-cuda-runtime wheel)")
     key = hashlib.sha256()
     for part in (SOURCE.read_bytes(), (include / "cuda.h").read_bytes()):
         key.update(part)

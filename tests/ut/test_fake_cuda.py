@@ -22,7 +22,7 @@ assert _spec is not None and _spec.loader is not None
 build = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(build)
 
-if build.compiler() is None or build.cuda_include_dir() is None:
+if build.compiler() is None or build.cuda_header_dir() is None:
     pytest.skip(
         "the fake CUDA driver needs a C++ compiler and cuda.h (a CUDA toolkit; set CUDA_HOME)",
         allow_module_level=True,
