@@ -93,8 +93,9 @@ def worker(request: pytest.FixtureRequest) -> Iterator[PooledWorker]:
     if not pooled.runnable:
         _refuse_unrunnable(pooled, request.node.nodeid, settings, trace)
     yield pooled
-    # The project's exception as a device error or as is (the call report's hook asked once).
-    seen = trace.device_error or pool.translate(trace.error)
+    # The project's exception as a device error or as is; the call's report asked the
+    # project's hook already when the plugin is active.
+    seen = trace.device_error if trace.error_translated else pool.translate(trace.error)
     if isinstance(seen, DeviceRuntimeError):
         trace.device_error = seen
     trace.poisoned = pooled.after_test(seen, request.node.nodeid)

@@ -234,6 +234,7 @@ def _call_device_error(item: pytest.Item, trace: TestTrace) -> ReportedDeviceErr
     that the process must end when the test caught the error and passed."""
     pool = item.config.stash.get(POOL, None)
     seen = pool.translate(trace.error) if pool is not None else trace.error
+    trace.error_translated = pool is not None
     runner = getattr(getattr(item, "funcargs", {}).get("worker"), "runner", None)
     must_end = bool(getattr(runner, "process_must_end", False))
     if isinstance(seen, DeviceRuntimeError):

@@ -92,6 +92,7 @@ class TestTrace:
     error: BaseException | None = None  # raised by the test's call
     # The test's error as the project's pytest_simpler_device_error hook translated it.
     device_error: DeviceRuntimeError | None = None
+    error_translated: bool = False  # the hook was asked already (once per test is enough)
     worker: str | None = None
     runtime: str | None = None
     device: int | None = None
