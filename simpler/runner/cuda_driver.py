@@ -67,17 +67,14 @@ def driver_path() -> str:
 def driver_problem() -> str | None:
     """None when the driver loads; else one line that names what is missing."""
     try:
-        _load_driver()
+        require_driver()
     except CudaUnavailable as error:
         return str(error)
     return None
 
 
 def require_driver() -> ctypes.CDLL:
-    return _load_driver()
-
-
-def _load_driver() -> ctypes.CDLL:
+    """The driver, loaded once per path; ``CudaUnavailable`` (one line) when it cannot be."""
     path = driver_path()
     with _lock:
         if path not in _drivers:

@@ -154,6 +154,9 @@ CUDA_KERNELS: dict[str, KernelSpec] = {
 }
 
 
+_KERNELS_BY_LIBRARY = {"sim": KERNELS, "cuda": CUDA_KERNELS}
+
+
 def known_kernels(library_kind: str) -> dict[str, KernelSpec] | None:
     """The kernels simpler's own runner of that kind implements; None for a user's library."""
-    return {"sim": KERNELS, "cuda": CUDA_KERNELS}.get(library_kind)
+    return _KERNELS_BY_LIBRARY.get(library_kind)
