@@ -243,7 +243,8 @@ def capacity(session: nox.Session) -> None:
 
 @nox.session
 def cuda_kernels(session: nox.Session) -> None:
-    """Rebuild the CUDA runner's kernels.fatbin from kernels.cu (needs nvcc, CUDA 13)."""
+    """Rebuild the CUDA runner's kernels.fatbin (and its stamp) from kernels.cu and
+    kernel_math.h (needs nvcc, CUDA 13)."""
     _python(session, "scripts/build_cuda_kernels.py")
 
 

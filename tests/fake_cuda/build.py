@@ -1,7 +1,9 @@
 """Builds the fake CUDA driver (fake_cuda.cpp) that tests load in place of libcuda.so.1.
 
 The build needs a C++17 compiler and the CUDA toolkit's cuda.h (the fake defines the
-driver API under the header's own declarations); it needs no GPU and no driver.
+driver API under the header's own declarations); it needs no GPU and no driver. The fake's
+work kernels are simpler/runner/cuda/kernels.cu's own, built for the host
+(tests/host_kernels/cuda_on_host.h).
 """
 
 from __future__ import annotations
@@ -13,10 +15,22 @@ import subprocess
 from pathlib import Path
 
 # The cuda.h the runner itself is compiled against: the fake must match its declarations.
-from simpler.runner.cuda_driver import cuda_header_dir
+from simpler.runner.cuda_driver import CUDA_DIR, cuda_header_dir
 
 SOURCE = Path(__file__).with_name("fake_cuda.cpp")
-FLAGS = ("-std=c++17", "-O1", "-fPIC", "-shared", "-pthread", "-Wl,-soname,libcuda.so.1")
+HOST_DIR = Path(__file__).resolve().parents[1] / "host_kernels"
+# What SOURCE includes of ours: part of the build's key.
+INCLUDED = (HOST_DIR / "cuda_on_host.h", CUDA_DIR / "kernels.cu", CUDA_DIR / "kernel_math.h")
+# Hidden by default: the library exports the driver API (FAKE_API) and nothing of kernels.cu.
+FLAGS = (
+    "-std=c++17",
+    "-O1",
+    "-fPIC",
+    "-shared",
+    "-pthread",
+    "-fvisibility=hidden",
+    "-Wl,-soname,libcuda.so.1",
+)
 
 
 class FakeDriverUnavailable(RuntimeError):
@@ -41,9 +55,9 @@ def build_fake_driver(out_dir: Path) -> Path:
     if include is None:
         raise FakeDriverUnavailable("no cuda.h (a CUDA toolkit, or the nvidia-cuda-runtime wheel)")
     key = hashlib.sha256()
-    for part in (SOURCE.read_bytes(), (include / "cuda.h").read_bytes()):
-        key.update(part)
-    key.update(" ".join((cxx, *FLAGS, str(include))).encode())
+    for part in (SOURCE, *INCLUDED, include / "cuda.h"):
+        key.update(part.read_bytes())
+    key.update(" ".join((cxx, *FLAGS, str(include), str(CUDA_DIR), str(HOST_DIR))).encode())
     target = Path(out_dir) / key.hexdigest()[:16] / "libcuda.so.1"
     if target.is_file():
         return target
@@ -51,7 +65,8 @@ def build_fake_driver(out_dir: Path) -> Path:
     # Built beside the target and renamed into place, so that concurrent builders
     # (xdist workers) never load a half-written library.
     partial = target.with_name(f"libcuda.so.1.{os.getpid()}.partial")
-    command = [cxx, *FLAGS, f"-I{include}", "-o", str(partial), str(SOURCE)]
+    includes = [f"-I{include}", f"-I{CUDA_DIR}", f"-I{HOST_DIR}"]
+    command = [cxx, *FLAGS, *includes, "-o", str(partial), str(SOURCE)]
     subprocess.run(command, check=True, capture_output=True, text=True)
     os.replace(partial, target)
     return target

@@ -11,9 +11,10 @@
 #include <cuda.h>
 #include <sys/stat.h>
 
+
 #include <algorithm>
 #include <chrono>
-#include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -21,9 +22,14 @@
 #include <memory>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #define FAKE_API extern "C" __attribute__((visibility("default")))
+
+// The GPU kernels themselves, built for the host (tests/host_kernels): the fake's work
+// kernels launch them, so what runs here is what kernels.cu says. Their extern "C" names
+// stay inside the library (built with -fvisibility=hidden): it exports only the driver API.
+#include "cuda_on_host.h"
+#include "kernels.cu"
 
 namespace {
 
@@ -106,17 +112,20 @@ void destroy_context(Device& d) {
     d.ctx.reset();
 }
 
+std::condition_variable g_spins_ended;  // fake_cuda_end_spins wakes the waits below
+int g_waiting_for_idle = 0;              // threads in wait_idle, for fake_cuda_waiting_for_idle
+
 // Waits, without the lock, until no kernel runs on the device's context: on a card a reset
 // waits for the running kernel, and other threads' calls (cuStreamQuery) still answer.
 void wait_idle(std::unique_lock<std::mutex>& lock, int device) {
+    ++g_waiting_for_idle;
     while (Context* ctx = g_devices[device].ctx.get()) {
         Busy end = ctx->null_stream;
         for (auto& [id, busy] : ctx->streams) end = std::max(end, busy);
-        if (Clock::now() >= end) return;
-        lock.unlock();
-        std::this_thread::sleep_until(end);
-        lock.lock();  // the context may have changed meanwhile: look again
+        if (Clock::now() >= end) break;
+        g_spins_ended.wait_until(lock, end);  // the context may change meanwhile: look again
     }
+    --g_waiting_for_idle;
 }
 
 Busy* find_stream(Context& ctx, CUstream handle) {
@@ -126,8 +135,16 @@ Busy* find_stream(Context& ctx, CUstream handle) {
 }
 
 // --- the kernels of kernels.cu, on the host: each reads kernelParams as kernels.cu declares
-// them and returns the fault it ends in (its context's new sticky error) or success. Threads
-// beyond the launch's x-extent never run, as on a card: too small a grid leaves a tail.
+// them and returns the fault it ends in (its context's new sticky error) or success. The
+// work kernels check that what the launch's threads may touch is mapped, then launch
+// kernels.cu's own kernel over the launch's grid. Threads beyond the launch's x-extent
+// never run, as on a card: too small a grid leaves a tail.
+
+// A launch's 1-D geometry (the kernels index by x only).
+struct Grid {
+    unsigned blocks, block;
+    long long threads() const { return static_cast<long long>(blocks) * block; }
+};
 
 // The i-th kernel parameter as the kernel declares it (kernelParams[i] points at it).
 template <typename T>
@@ -145,55 +162,58 @@ bool view(const Context& ctx, void** p, int i, long long count, T*& out) {
     return count <= 0 || mapped(ctx, arg<CUdeviceptr>(p, i), size_t(count) * sizeof(T));
 }
 
-// vector_add(a, b, out, n) and scale(a, alpha, out, n).
-template <typename T, bool kScale>
-CUresult elementwise(const Context& ctx, Busy&, void** p, long long threads) {
-    long long n = std::min(arg<long long>(p, 3), threads);
-    T *a, *b = nullptr, *out;
-    T alpha = kScale ? arg<T>(p, 1) : T();
-    bool ok = view(ctx, p, 0, n, a) && view(ctx, p, 2, n, out) && (kScale || view(ctx, p, 1, n, b));
+// vector_add(a, b, out, n).
+template <typename T, void (*kKernel)(const T*, const T*, T*, long long)>
+CUresult add(const Context& ctx, Busy&, void** p, Grid grid) {
+    long long n = arg<long long>(p, 3), touched = std::min(n, grid.threads());
+    T *a, *b, *out;
+    bool ok = view(ctx, p, 0, touched, a) && view(ctx, p, 1, touched, b) &&
+              view(ctx, p, 2, touched, out);
     if (!ok) return CUDA_ERROR_ILLEGAL_ADDRESS;
-    for (long long i = 0; i < n; ++i) out[i] = kScale ? a[i] * alpha : a[i] + b[i];
+    host_launch(kKernel, grid.blocks, grid.block, a, b, out, n);
     return CUDA_SUCCESS;
 }
 
-CUresult matmul(const Context& ctx, Busy&, void** p, long long threads) {
+// scale(a, alpha, out, n).
+template <typename T, void (*kKernel)(const T*, T, T*, long long)>
+CUresult scale(const Context& ctx, Busy&, void** p, Grid grid) {
+    long long n = arg<long long>(p, 3), touched = std::min(n, grid.threads());
+    T *a, *out;
+    if (!view(ctx, p, 0, touched, a) || !view(ctx, p, 2, touched, out)) {
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
+    }
+    host_launch(kKernel, grid.blocks, grid.block, a, arg<T>(p, 1), out, n);
+    return CUDA_SUCCESS;
+}
+
+CUresult matmul(const Context& ctx, Busy&, void** p, Grid grid) {
     long long m = arg<long long>(p, 3), k = arg<long long>(p, 4), n = arg<long long>(p, 5);
-    long long count = std::min(m * n, threads);
+    long long count = std::min(m * n, grid.threads());
     float *a, *b, *out;
     if (!view(ctx, p, 0, count > 0 ? m * k : 0, a) || !view(ctx, p, 2, count, out) ||
         !view(ctx, p, 1, count > 0 ? k * n : 0, b)) return CUDA_ERROR_ILLEGAL_ADDRESS;
-    for (long long i = 0; i < count; ++i) {
-        double sum = 0.0;  // in double and rounded once, as kernels.cu does
-        for (long long j = 0; j < k; ++j) sum += double(a[i / n * k + j]) * b[j * n + i % n];
-        out[i] = float(sum);
-    }
+    host_launch(simpler_matmul_f32, grid.blocks, grid.block, a, b, out, m, k, n);
     return CUDA_SUCCESS;
 }
 
-CUresult softmax(const Context& ctx, Busy&, void** p, long long threads) {
-    long long rows = std::min(arg<long long>(p, 2), threads), cols = arg<long long>(p, 3);
+CUresult softmax(const Context& ctx, Busy&, void** p, Grid grid) {
+    long long rows = arg<long long>(p, 2), cols = arg<long long>(p, 3);
+    long long touched = std::min(rows, grid.threads());
     float *x, *out;
-    if (!view(ctx, p, 0, rows > 0 ? rows * std::max(cols, 1LL) : 0, x) ||
-        !view(ctx, p, 1, rows * cols, out)) return CUDA_ERROR_ILLEGAL_ADDRESS;
-    for (long long r = 0; r < rows; ++r) {
-        const float* in = x + r * cols;
-        double peak = in[0], sum = 0.0;
-        for (long long c = 1; c < cols; ++c) peak = std::fmax(peak, double(in[c]));
-        for (long long c = 0; c < cols; ++c) sum += std::exp(in[c] - peak);  // in double
-        for (long long c = 0; c < cols; ++c) out[r * cols + c] = std::exp(in[c] - peak) / sum;
-    }
+    if (!view(ctx, p, 0, touched > 0 ? touched * std::max(cols, 1LL) : 0, x) ||
+        !view(ctx, p, 1, touched * cols, out)) return CUDA_ERROR_ILLEGAL_ADDRESS;
+    host_launch(simpler_softmax_f32, grid.blocks, grid.block, x, out, rows, cols);
     return CUDA_SUCCESS;
 }
 
 // Busy for `ns` of wall time from now (or from the end of a spin already running there).
-CUresult spin(const Context&, Busy& busy, void** p, long long) {
+CUresult spin(const Context&, Busy& busy, void** p, Grid) {
     busy = std::max(busy, Clock::now()) + std::chrono::nanoseconds(arg<unsigned long long>(p, 0));
     return CUDA_SUCCESS;
 }
 
 // The store faults only where nothing is mapped, as on a card.
-CUresult illegal_address(const Context& ctx, Busy&, void** p, long long) {
+CUresult illegal_address(const Context& ctx, Busy&, void** p, Grid) {
     int* target;
     if (!view(ctx, p, 0, 1, target)) return CUDA_ERROR_ILLEGAL_ADDRESS;
     *target = 1;
@@ -201,21 +221,21 @@ CUresult illegal_address(const Context& ctx, Busy&, void** p, long long) {
 }
 
 // A 4-byte load from valid + 1 (256-byte aligned allocations make it misaligned).
-CUresult misaligned(const Context&, Busy&, void** p, long long) {
+CUresult misaligned(const Context&, Busy&, void** p, Grid) {
     return (arg<CUdeviceptr>(p, 0) + 1) % 4 ? CUDA_ERROR_MISALIGNED_ADDRESS : CUDA_SUCCESS;
 }
 
-CUresult noop(const Context&, Busy&, void**, long long) { return CUDA_SUCCESS; }
-CUresult trap(const Context&, Busy&, void**, long long) { return CUDA_ERROR_LAUNCH_FAILED; }
-CUresult device_assert(const Context&, Busy&, void** p, long long) {  // assert(expected == 1)
+CUresult noop(const Context&, Busy&, void**, Grid) { return CUDA_SUCCESS; }
+CUresult trap(const Context&, Busy&, void**, Grid) { return CUDA_ERROR_LAUNCH_FAILED; }
+CUresult device_assert(const Context&, Busy&, void** p, Grid) {  // assert(expected == 1)
     return arg<int>(p, 0) == 1 ? CUDA_SUCCESS : CUDA_ERROR_ASSERT;
 }
 
-using Kernel = CUresult (*)(const Context&, Busy&, void** params, long long threads);
+using Kernel = CUresult (*)(const Context&, Busy&, void** params, Grid grid);
 const struct { const char* name; int params; Kernel run; } kKernels[] = {
 #define FAKE_ELEMENTWISE(suffix, T)                                  \
-    {"simpler_vector_add_" #suffix, 4, elementwise<T, false>}, \
-    {"simpler_scale_" #suffix, 4, elementwise<T, true>}
+    {"simpler_vector_add_" #suffix, 4, add<T, simpler_vector_add_##suffix>}, \
+    {"simpler_scale_" #suffix, 4, scale<T, simpler_scale_##suffix>}
     {"simpler_noop", 0, noop}, {"simpler_spin", 1, spin}, FAKE_ELEMENTWISE(f32, float),
     FAKE_ELEMENTWISE(f64, double), FAKE_ELEMENTWISE(i32, int), FAKE_ELEMENTWISE(i64, long long),
     {"simpler_matmul_f32", 6, matmul}, {"simpler_softmax_f32", 4, softmax},
@@ -442,9 +462,28 @@ FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned int gridX, unsigned int 
     if (!gridX || !gridY || !gridZ || !block || block > 1024 || extra || no_params) {
         return CUDA_ERROR_INVALID_VALUE;
     }
-    long long threads = static_cast<long long>(gridX) * blockX;  // the kernels index by x only
-    ctx.sticky = kKernels[kernel].run(ctx, *stream, kernelParams, threads);  // was success
+    Grid grid{gridX, blockX};  // the kernels index by x only
+    ctx.sticky = kKernels[kernel].run(ctx, *stream, kernelParams, grid);  // was success
     const char* heals = std::getenv("FAKE_CUDA_RESET_HEALS");
     if (ctx.sticky && heals && !std::strcmp(heals, "0")) g_devices[ctx.device].poison = ctx.sticky;
     return CUDA_SUCCESS;
+}
+
+// --- test hooks, not driver API: they let a test wait for a state of the fake, not a time.
+
+// How many calls (a reset, a last release) are waiting for a running kernel to end.
+FAKE_API int fake_cuda_waiting_for_idle() {
+    std::lock_guard<std::mutex> lock(g_mu);
+    return g_waiting_for_idle;
+}
+
+// Ends every running spin now, as if its time were up, and wakes the calls waiting for it.
+FAKE_API void fake_cuda_end_spins() {
+    std::lock_guard<std::mutex> lock(g_mu);
+    for (Device& d : g_devices) {
+        if (!d.ctx) continue;
+        d.ctx->null_stream = Busy{};
+        for (auto& [id, busy] : d.ctx->streams) busy = Busy{};
+    }
+    g_spins_ended.notify_all();
 }

@@ -3,7 +3,8 @@
 On the fake driver (tests/fake_cuda) both answers a card can give are run: a reset that
 heals (the worker is rebuilt in place) and one that does not (the tests behind the fault
 are poison-skipped and recovered in a fresh process). On a machine with an NVIDIA driver
-the same run goes to the real GPU; elsewhere that test is skipped with the driver's line.
+the same run goes to the real GPU; elsewhere that test is skipped with the driver's line,
+and fails when asking for the driver crashes (a broken lookup must not look like "no GPU").
 """
 
 from __future__ import annotations
@@ -87,22 +88,81 @@ def test_a_reset_that_does_not_heal_sends_the_victims_to_a_fresh_process(
     assert runtimes == {"tensormap_and_ringbuffer", "host_build_graph"}, runtimes
 
 
-def _real_driver_problem() -> str:
-    """Asked of a fresh process: this one may hold the fake driver, under the real one's name."""
-    code = "from simpler.runner.cuda_driver import driver_problem; print(driver_problem() or '')"
+# Asked of a fresh process: this one may hold the fake driver, under the real one's name.
+PROBE = "from simpler.runner.cuda_driver import driver_problem; print(driver_problem() or '')"
+# The start of driver_problem()'s one line when the driver cannot be loaded.
+NO_DRIVER = "platform cuda needs the NVIDIA driver: "
+
+
+def _ask_for_the_driver(driver: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The probe's answer; ``driver`` None asks for the real one, whatever an outer shell set."""
     env = {k: v for k, v in os.environ.items() if k != "SIMPLER_CUDA_DRIVER"}
-    asked = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    if driver is not None:
+        env["SIMPLER_CUDA_DRIVER"] = driver
+    return subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, timeout=60
     )
-    return asked.stdout.strip() or asked.stderr.strip()[-300:]
+
+
+def _verdict(asked: subprocess.CompletedProcess[str]) -> tuple[str, str]:
+    """("run", ""), ("skip", the no-driver line), or ("fail", why).
+
+    Only the one-line no-driver answer skips: a probe that crashed, or said anything else,
+    means the driver lookup itself is broken, and on a GPU machine that must not pass as a
+    skip.
+    """
+    lines = asked.stdout.splitlines()
+    if asked.returncode == 0 and not asked.stdout.strip():
+        return "run", ""
+    if asked.returncode == 0 and len(lines) == 1 and lines[0].startswith(NO_DRIVER):
+        return "skip", lines[0]
+    return "fail", (
+        f"the driver probe answered neither 'loaded' nor the no-driver line "
+        f"(exit {asked.returncode}):\n{asked.stdout[-2000:]}{asked.stderr[-3000:]}"
+    )
 
 
 def test_the_scene_on_a_real_gpu(simpler_run: Any) -> None:
-    problem = _real_driver_problem()
-    if problem:
-        pytest.skip(problem)
+    action, text = _verdict(_ask_for_the_driver())
+    if action == "fail":
+        pytest.fail(text)
+    if action == "skip":
+        pytest.skip(text)
     env = {"SIMPLER_CUDA_DRIVER": ""}  # the real one, whatever an outer shell set
     _assert_one_real_failure(_scene(simpler_run, "0", env))
+
+
+def test_a_driver_that_loads_runs_the_real_gpu_scene(fake_cuda_driver: str) -> None:
+    assert _verdict(_ask_for_the_driver(fake_cuda_driver)) == ("run", "")
+
+
+def test_only_the_no_driver_line_skips_the_real_gpu_scene() -> None:
+    missing = _ask_for_the_driver("/nonexistent/libcuda.so.1")
+    assert _verdict(missing) == ("skip", missing.stdout.strip())
+    # A probe that crashes (here: its import fails) is a failure, its traceback the reason.
+    crashed = subprocess.run(
+        [sys.executable, "-c", PROBE.replace("driver_problem;", "no_such_name;")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    action, text = _verdict(crashed)
+    assert crashed.returncode != 0 and action == "fail"
+    assert "Traceback" in text and "no_such_name" in text
+
+
+@pytest.mark.parametrize(
+    ("returncode", "stdout"),
+    [
+        (-11, ""),  # killed by a signal, nothing said
+        (1, NO_DRIVER + "x cannot be loaded\n"),  # the right line, but then it failed
+        (0, "something else\n"),
+        (0, NO_DRIVER + "x cannot be loaded\nand more\n"),
+    ],
+)
+def test_any_other_probe_answer_fails_the_real_gpu_scene(returncode: int, stdout: str) -> None:
+    asked = subprocess.CompletedProcess(["probe"], returncode, stdout, "")
+    assert _verdict(asked)[0] == "fail"
 
 
 def test_plain_pytest_on_cuda_without_a_driver_stops_with_one_line() -> None:

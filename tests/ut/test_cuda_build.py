@@ -1,14 +1,16 @@
-"""Platform cuda on a machine without a GPU: its C++ builds against cuda.h, its kernels are
-current, and without a driver every entry point says so in one line."""
+"""Platform cuda on a machine without a GPU: its C++ builds against cuda.h, its shipped
+kernels are what their sources build, and without a driver every entry point says so in
+one line."""
 
 from __future__ import annotations
 
-import hashlib
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import build_cuda_kernels  # scripts/, on pytest's pythonpath
 import pytest
 
 from simpler.runner import cuda_driver, library
@@ -70,12 +72,38 @@ def test_cppyy_parses_the_runner_headers() -> None:
     assert done.stdout.split()[-1] == "5"
 
 
-def test_the_shipped_kernels_were_built_from_the_kernel_source() -> None:
-    stamp = (CUDA_DIR / "kernels.fatbin.sha256").read_text().split()[0]
-    assert stamp == hashlib.sha256((CUDA_DIR / "kernels.cu").read_bytes()).hexdigest(), (
-        "kernels.cu changed since kernels.fatbin was built: run `nox -s cuda_kernels`"
+def test_the_stamp_names_every_source_of_the_shipped_kernels() -> None:
+    stamp = build_cuda_kernels.STAMP.read_text()
+    assert stamp == build_cuda_kernels.stamp_text(), (
+        "kernels.cu or kernel_math.h changed since kernels.fatbin was built: "
+        "run `nox -s cuda_kernels`"
     )
-    assert (CUDA_DIR / "kernels.fatbin").stat().st_size > 0
+    assert build_cuda_kernels.FATBIN.stat().st_size > 0
+
+
+def test_every_header_the_kernels_include_is_a_stamped_source() -> None:
+    # A header of ours missing from SOURCES could change the fatbin unnoticed by the stamp.
+    stamped = {s.name for s in build_cuda_kernels.SOURCES}
+    for source in build_cuda_kernels.SOURCES:
+        included = set(re.findall(r'^#include "([^"]+)"', source.read_text(), re.MULTILINE))
+        assert included <= stamped, f"{source.name} includes {included - stamped}"
+
+
+def test_the_shipped_kernels_are_what_nvcc_builds_from_the_sources(tmp_path: Path) -> None:
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc not found: kernels.fatbin is not rebuilt to compare its bytes")
+    version, pinned = build_cuda_kernels.nvcc_version(nvcc), build_cuda_kernels.NVCC_VERSION
+    if version != pinned:
+        pytest.skip(f"nvcc {version} here, kernels.fatbin is built by {pinned}: other bytes")
+    rebuilt = tmp_path / "kernels.fatbin"
+    done = build_cuda_kernels.compile_fatbin(nvcc, rebuilt)
+    assert done.returncode == 0, done.stderr[-3000:]
+    # The same nvcc repeats its output byte for byte (the source named relative to its
+    # folder, no path of this checkout in it): a difference is a source or a flag.
+    assert rebuilt.read_bytes() == build_cuda_kernels.FATBIN.read_bytes(), (
+        "kernels.fatbin is not what its sources build: run `nox -s cuda_kernels`"
+    )
 
 
 def test_without_a_driver_opening_a_cuda_runner_is_one_line() -> None:

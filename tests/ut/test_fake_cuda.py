@@ -49,6 +49,8 @@ SIGNATURES: dict[str, list[Any]] = {
     "cuStreamDestroy_v2": [P], "cuStreamQuery": [P], "cuLaunchKernel": [P, *[U] * 7, P, P, P],
     "cuGetErrorName": [INT, P], "cuGetErrorString": [INT, P],
 }  # fmt: skip
+# The fake's test hooks, beside the driver API: they let a test wait for a state, not a time.
+HOOKS: dict[str, list[Any]] = {"fake_cuda_waiting_for_idle": [], "fake_cuda_end_spins": []}
 
 
 class Driver:
@@ -56,8 +58,9 @@ class Driver:
 
     def __init__(self, path: Path, module: Path) -> None:
         self.lib = ctypes.CDLL(str(path))
-        for name, argtypes in SIGNATURES.items():
+        for name, argtypes in {**SIGNATURES, **HOOKS}.items():
             getattr(self.lib, name).argtypes = argtypes
+        self.lib.fake_cuda_end_spins.restype = None
         self.module_path = module
 
     def __getattr__(self, name: str) -> Any:
@@ -122,7 +125,7 @@ def test_exports_are_the_runners_calls_under_the_real_drivers_versioned_names(
     listing = subprocess.run(["nm", "-D", "--defined-only", str(library)], capture_output=True,
                              text=True, check=True).stdout  # fmt: skip
     exported = {line.split()[-1] for line in listing.splitlines() if " T " in line}
-    assert exported == set(SIGNATURES)
+    assert exported == set(SIGNATURES) | set(HOOKS)
 
 
 def test_nothing_but_the_version_and_error_names_answers_before_cuInit(cuda: Driver) -> None:
@@ -311,22 +314,44 @@ def test_modules_need_their_file_and_know_the_kernels_cu_symbols(cuda: Driver) -
     assert cuda.cuModuleGetFunction(ctypes.byref(fn), module, b"simpler_noop") == INVALID_HANDLE
 
 
-def test_a_spin_keeps_its_stream_busy_and_a_reset_waits_for_it(cuda: Driver) -> None:
+def _until(condition: Any, what: str) -> None:
+    """Polls ``condition`` until it holds; the deadline only guards against a hang."""
+    deadline = time.monotonic() + 60
+    while not condition():
+        assert time.monotonic() < deadline, f"still waiting for {what} after 60 s"
+        time.sleep(0.001)
+
+
+def test_a_spin_keeps_its_stream_busy_until_its_time_is_up(cuda: Driver) -> None:
     _, module, stream = cuda.open()
-    spin_s = 0.5
-    launched = time.monotonic()
-    ns = ctypes.c_ulonglong(int(spin_s * 1e9))
-    assert cuda.launch(module, stream, "simpler_spin", ns) == SUCCESS
+    assert cuda.launch(module, stream, "simpler_spin", ctypes.c_ulonglong(1)) == SUCCESS
+    _until(lambda: cuda.cuStreamQuery(stream) == SUCCESS, "a 1 ns spin to end")
+    hour = ctypes.c_ulonglong(3600 * 10**9)
+    assert cuda.launch(module, stream, "simpler_spin", hour) == SUCCESS
     assert cuda.cuStreamQuery(stream) == NOT_READY
+    cuda.fake_cuda_end_spins()
+    assert cuda.cuStreamQuery(stream) == SUCCESS
+
+
+def test_a_reset_waits_for_a_running_spin_without_blocking_other_calls(cuda: Driver) -> None:
+    _, module, stream = cuda.open()
+    hour = ctypes.c_ulonglong(3600 * 10**9)  # ends only when the test ends it
+    assert cuda.launch(module, stream, "simpler_spin", hour) == SUCCESS
     reset_rc: list[int] = []
-    resetter = threading.Thread(target=lambda: reset_rc.append(cuda.cuDevicePrimaryCtxReset_v2(0)))
+    resetter = threading.Thread(
+        target=lambda: reset_rc.append(cuda.cuDevicePrimaryCtxReset_v2(0)), daemon=True
+    )
     resetter.start()
-    time.sleep(0.1)
-    # The waiting reset holds no lock: this thread's query still answers, and the kernel runs.
-    assert cuda.cuStreamQuery(stream) == NOT_READY
-    resetter.join()
-    # A lower bound only (it cannot flake): the reset returned after the spin's end.
-    assert reset_rc == [SUCCESS] and time.monotonic() - launched >= spin_s
+    try:
+        _until(lambda: cuda.fake_cuda_waiting_for_idle() == 1, "the reset to wait for the spin")
+        # The waiting reset holds no lock: this thread's query still answers, the kernel runs.
+        assert cuda.cuStreamQuery(stream) == NOT_READY
+        assert resetter.is_alive() and reset_rc == []
+    finally:
+        cuda.fake_cuda_end_spins()  # the reset's wait ends with the spin, passed or failed
+        resetter.join(timeout=60)
+    assert not resetter.is_alive() and reset_rc == [SUCCESS]
+    assert cuda.fake_cuda_waiting_for_idle() == 0
     assert cuda.cuStreamQuery(stream) == INVALID_CONTEXT
 
 

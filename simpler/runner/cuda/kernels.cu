@@ -1,45 +1,49 @@
 // The CUDA runner's kernels (cudacard.cpp launches them by these extern "C" names).
 //
-// Rebuild kernels.fatbin after editing this file: `nox -s cuda_kernels` (nvcc from a
-// CUDA 13 toolkit). A unit test fails when kernels.fatbin no longer matches this file.
+// Rebuild kernels.fatbin after editing this file or kernel_math.h: `nox -s cuda_kernels`
+// (nvcc from a CUDA 13 toolkit). A unit test fails when kernels.fatbin no longer matches them.
 //
-// The work kernels compute what the simulated card's kernels compute, so the scene suite's
-// goldens hold on both. The fault kernels each end in a real device fault that leaves the
-// context sticky-errored: every later call in the process returns the same error.
+// The work kernels' arithmetic lives in kernel_math.h. The tests also build this whole file
+// for the host (tests/host_kernels/cuda_on_host.h) and launch its kernels there. They compute
+// what the simulated card's kernels compute, so the scene suite's goldens hold on both. The
+// fault kernels each end in a real device fault that leaves the context sticky-errored:
+// every later call in the process returns the same error.
 #include <cassert>
+
+#include "kernel_math.h"
 
 extern "C" __global__ void simpler_noop() {}
 
 // Runs until `ns` nanoseconds of the GPU's global timer have passed: a kernel that
 // outlives the op-timeout, bounded so that a forgotten one still ends by itself.
 extern "C" __global__ void simpler_spin(unsigned long long ns) {
+#ifdef __CUDA_ARCH__  // %globaltimer is the GPU's: a host build of this file has no spin
     unsigned long long start, now;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
     do {
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
     } while (now - start < ns);
+#else
+    (void)ns;
+#endif
 }
 
-template <typename T>
-__device__ void add(const T* a, const T* b, T* out, long long n) {
-    long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-    if (i < n) out[i] = a[i] + b[i];
+// The thread's index in the launch's x-extent (the runner launches 1-D grids).
+__device__ inline long long thread_index() {
+    return blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
 }
 
-template <typename T>
-__device__ void scale(const T* a, T alpha, T* out, long long n) {
-    long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-    if (i < n) out[i] = a[i] * alpha;
-}
-
+// Each work kernel: one call of kernel_math.h per thread, threads past the data do nothing.
 #define SIMPLER_ELEMENTWISE(suffix, T)                                                         \
     extern "C" __global__ void simpler_vector_add_##suffix(const T* a, const T* b, T* out,   \
                                                            long long n) {                    \
-        add(a, b, out, n);                                                                   \
+        long long i = thread_index();                                                        \
+        if (i < n) kernel_math::vector_add(a, b, out, i);                                    \
     }                                                                                        \
     extern "C" __global__ void simpler_scale_##suffix(const T* a, T alpha, T* out,          \
                                                       long long n) {                         \
-        scale(a, alpha, out, n);                                                             \
+        long long i = thread_index();                                                        \
+        if (i < n) kernel_math::scale(a, alpha, out, i);                                     \
     }
 
 SIMPLER_ELEMENTWISE(f32, float)
@@ -47,29 +51,18 @@ SIMPLER_ELEMENTWISE(f64, double)
 SIMPLER_ELEMENTWISE(i32, int)
 SIMPLER_ELEMENTWISE(i64, long long)
 
-// One thread per output element; the dot product is summed in double and rounded once,
-// so the result is as close to the exact product as a float32 can be.
+// One thread per output element.
 extern "C" __global__ void simpler_matmul_f32(const float* a, const float* b, float* out,
                                               long long m, long long k, long long n) {
-    long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-    if (i >= m * n) return;
-    long long row = i / n, col = i % n;
-    double sum = 0.0;
-    for (long long j = 0; j < k; ++j) sum += double(a[row * k + j]) * double(b[j * n + col]);
-    out[i] = float(sum);
+    long long i = thread_index();
+    if (i < m * n) kernel_math::matmul_f32(a, b, out, k, n, i);
 }
 
-// One thread per row of the last axis: max-shifted, exponentials and sum in double.
+// One thread per row of the last axis.
 extern "C" __global__ void simpler_softmax_f32(const float* x, float* out, long long rows,
                                                long long cols) {
-    long long r = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-    if (r >= rows) return;
-    const float* in = x + r * cols;
-    double peak = in[0];
-    for (long long c = 1; c < cols; ++c) peak = fmax(peak, double(in[c]));
-    double total = 0.0;
-    for (long long c = 0; c < cols; ++c) total += exp(double(in[c]) - peak);
-    for (long long c = 0; c < cols; ++c) out[r * cols + c] = float(exp(double(in[c]) - peak) / total);
+    long long r = thread_index();
+    if (r < rows) kernel_math::softmax_row_f32(x, out, cols, r);
 }
 
 // --- fault kernels: each leaves the context sticky-errored -------------------------------
