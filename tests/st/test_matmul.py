@@ -76,15 +76,23 @@ class TestMatmulAlgebra:
         c = rng.standard_normal((64, 48), dtype=np.float32)
         left = worker.run("matmul", a, worker.run("vector_add", b, c))
         right = worker.run("vector_add", worker.run("matmul", a, b), worker.run("matmul", a, c))
-        tolerance = 2 * (matmul_atol(a, b) + matmul_atol(a, c))
+        # b + c is one float32 add, as exact on the device as in numpy: one product's bound.
+        assert_matches_golden(
+            "matmul A(B+C)", left, matmul_golden(a, b + c), atol=matmul_atol(a, b + c)
+        )
+        # Two products' bounds; each is doubled, which covers the one rounding of their sum.
+        ab_ac = matmul_golden(a, b) + matmul_golden(a, c)
+        right_atol = matmul_atol(a, b) + matmul_atol(a, c)
+        assert_matches_golden("matmul AB+AC", right, ab_ac, atol=right_atol)
+        # Both sides are within their bounds of the same value: within the sum of the bounds.
+        tolerance = 2 * right_atol
         assert_matches_golden("matmul A(B+C) vs AB+AC", left, right, atol=tolerance)
-        assert_matches_golden("matmul A(B+C)", left, matmul_golden(a, b + c), atol=tolerance)
 
     def test_transpose_of_product_is_product_of_transposes(self, worker, rng):
         a = rng.standard_normal((20, 36), dtype=np.float32)
         b = rng.standard_normal((36, 28), dtype=np.float32)
-        ab = worker.run("matmul", a, b)
-        bt_at = worker.run("matmul", b.T, a.T)  # transposed views: the runner copies them
+        ab = _check_product(worker, a, b)
+        bt_at = _check_product(worker, b.T, a.T)  # transposed views: the runner copies them
         assert_matches_golden("matmul (AB)^T vs B^T A^T", bt_at, ab.T, atol=2 * matmul_atol(a, b))
 
     def test_permutation_matrix_reorders_rows(self, worker, rng):

@@ -69,7 +69,10 @@ class TestSelfAttentionOnHostGraph:
 
     def test_each_query_spreads_exactly_one_unit_of_attention(self, worker, rng):
         q, k, v = (rng.standard_normal((48, 32), dtype=np.float32) for _ in range(3))
-        _, weights = _attention(worker, q, k, v)
+        out, weights = _attention(worker, q, k, v)
+        expected_out, expected_weights = _attention_golden(q, k, v)
+        assert_matches_golden("attention weights", weights, expected_weights, rtol=RTOL, atol=ATOL)
+        assert_matches_golden("attention", out, expected_out, rtol=RTOL, atol=ATOL)
         assert_matches_golden("attention weight row sums", weights.sum(-1), np.ones(48), rtol=1e-5)
 
 
@@ -86,7 +89,12 @@ class TestCausalAttentionOnRingbuffer:
 
     def test_no_query_attends_to_a_later_position(self, worker, rng):
         q, k, v = (rng.standard_normal((16, 8), dtype=np.float32) for _ in range(3))
-        _, weights = _attention(worker, q, k, v, _causal_mask(16))
+        mask = _causal_mask(16)
+        out, weights = _attention(worker, q, k, v, mask)
+        expected_out, expected_weights = _attention_golden(q, k, v, mask)
+        name = "causal attention"
+        assert_matches_golden(f"{name} weights", weights, expected_weights, rtol=RTOL, atol=ATOL)
+        assert_matches_golden(name, out, expected_out, rtol=RTOL, atol=ATOL)
         future = np.triu(np.ones((16, 16), dtype=bool), k=1)
         assert not weights[future].any(), "a query attended to a later position"
 
@@ -167,4 +175,7 @@ class TestTwoLayerProjection:
         w2 = (rng.standard_normal((24, 8)) / np.sqrt(24)).astype(np.float32)
         left = worker.run("matmul", worker.run("matmul", x, w1), w2)
         right = worker.run("matmul", x, worker.run("matmul", w1, w2))
+        expected = x.astype(np.float64) @ w1 @ w2
+        assert_matches_golden("matmul (xW1)W2", left, expected, rtol=RTOL, atol=ATOL)
+        assert_matches_golden("matmul x(W1W2)", right, expected, rtol=RTOL, atol=ATOL)
         assert_matches_golden("matmul (xW1)W2 vs x(W1W2)", left, right, rtol=RTOL, atol=ATOL)

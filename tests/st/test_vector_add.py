@@ -24,8 +24,11 @@ class TestVectorAddOnRingbuffer:
         a = rng.standard_normal((32, 48), dtype=np.float32)
         b = rng.standard_normal((32, 48), dtype=np.float32)
         ab = worker.run("vector_add", a, b)
-        assert_matches_golden("vector_add b+a vs a+b", worker.run("vector_add", b, a), ab)
-        assert_matches_golden("vector_add (32, 48)", ab, a + b)
+        ba = worker.run("vector_add", b, a)
+        assert_matches_golden("vector_add a+b (32, 48)", ab, a + b)
+        assert_matches_golden("vector_add b+a (32, 48)", ba, a + b)
+        # IEEE addition commutes: the two orders must agree bit for bit.
+        assert_matches_golden("vector_add b+a vs a+b", ba, ab, rtol=0)
 
     def test_adding_zeros_returns_the_input(self, worker, rng):
         a = rng.standard_normal((256,), dtype=np.float32)
@@ -86,17 +89,29 @@ class TestVectorAddRunningSum:
 
 @pytest.mark.runtime("tensormap_and_ringbuffer")
 class TestGoldenCheckCatchesWrongOutput:
-    """The scene suite's verdicts mean something: a corrupted output is reported, not passed."""
+    """A wrong answer from the device is a golden mismatch, and the card goes on serving.
+
+    The device computes from a damaged input, as from a buffer corrupted on its way to the
+    card, while the golden comes from the intended one: the output is wrong as a faulty
+    kernel's would be, and must read as GoldenMismatch (a failure that poisons no worker),
+    never as a pass or a device error. The card did nothing wrong: the same worker then
+    answers the intended inputs right.
+    """
 
     def test_one_wrong_element_is_a_golden_mismatch(self, worker, rng):
         a = rng.standard_normal((4, 16), dtype=np.float32)
-        out = worker.run("vector_add", a, a)
-        out[2, 5] += 0.5
+        damaged = a.copy()
+        damaged[2, 5] += 0.5
+        out = worker.run("vector_add", damaged, a)
         with pytest.raises(GoldenMismatch, match=r"vector_add.*\(4, 16\).*1 of 64.*0\.5"):
             assert_matches_golden("vector_add", out, a + a)
+        assert_matches_golden("vector_add after a mismatch", worker.run("vector_add", a, a), a + a)
 
     def test_a_wrong_shape_is_a_golden_mismatch(self, worker, rng):
         a = rng.standard_normal((8, 8), dtype=np.float32)
-        out = worker.run("vector_add", a, a)
-        with pytest.raises(GoldenMismatch, match="shape"):
-            assert_matches_golden("vector_add", out.reshape(64), a + a)
+        # The inputs reach the device flattened: the right numbers, in the wrong shape.
+        out = worker.run("vector_add", a.reshape(64), a.reshape(64))
+        assert_matches_golden("vector_add flattened", out, (a + a).reshape(64))
+        with pytest.raises(GoldenMismatch, match=r"shape \(64,\) differs.*\(8, 8\)"):
+            assert_matches_golden("vector_add", out, a + a)
+        assert_matches_golden("vector_add after a mismatch", worker.run("vector_add", a, a), a + a)
