@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+from simpler.reporting import report_file
+from simpler.scheduler.locks import DeviceLocks
+
+ROOT = Path(__file__).resolve().parents[2]
 
 SCENARIOS = "tests/it/scenarios"
 
@@ -192,26 +203,53 @@ def test_output_is_one_line_per_class(simpler_run: Any) -> None:
     assert "....." not in run.stdout
 
 
-def test_a_second_run_waits_for_the_devices_another_run_holds(
-    simpler_run: Any, tmp_path: Any
-) -> None:
-    import threading
-    import time
+WAITING = "simpler: waiting for device(s) [0]: held by another run"
 
-    from simpler.scheduler.locks import DeviceLocks
 
+def test_a_second_run_waits_for_the_devices_another_run_holds(tmp_path: Path) -> None:
     other_run = DeviceLocks(tmp_path / "locks")
     assert other_run.try_acquire([0])
-    released_at: list[float] = []
+    report = tmp_path / "report.jsonl"
+    told = threading.Event()
+    with subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "simpler",
+            "run",
+            "--report",
+            str(report),
+            *_l2("a5sim", GOLDEN_SUITE)[1:],
+        ],
+        cwd=ROOT,
+        env={**os.environ, "SIMPLER_LOCK_DIR": str(tmp_path / "locks")},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as second_run:
 
-    def release() -> None:
-        released_at.append(time.time())
-        other_run.release_all()
+        def watch_stderr() -> None:
+            assert second_run.stderr is not None
+            for line in second_run.stderr:
+                if line.rstrip("\n") == WAITING:
+                    told.set()
 
-    threading.Timer(3.0, release).start()
-    run = simpler_run(
-        *_l2("a5sim", GOLDEN_SUITE), env={"SIMPLER_LOCK_DIR": str(tmp_path / "locks")}
-    )
-    assert "waiting for device(s) [0]: held by another run" in run.stderr
-    first_test = min(r["ts"] for r in run.records("test"))
-    assert first_test > released_at[0]  # nothing ran on the card until it was free
+        watcher = threading.Thread(target=watch_stderr, daemon=True)
+        watcher.start()
+        try:
+            told.wait(120)  # the limit only guards against a run that never says it waits
+            released_at = time.time()  # the clock the report stamps its records with
+            other_run.release_all()
+            returncode = second_run.wait(300)
+        finally:
+            second_run.kill()
+            other_run.release_all()
+        watcher.join(60)
+    assert told.is_set(), "the second run never said it waits for device 0"
+    assert returncode == 1  # scenario_golden fails one test on purpose: the run did run
+    # A lock file names its last holder: the second run took the device once we let it go,
+    holder = (tmp_path / "locks" / "device-0.lock").read_text()
+    assert holder == f"{second_run.pid}\n"
+    # and ran nothing on it before.
+    tests = [r for r in report_file.read(report) if r["type"] == "test"]
+    assert tests and min(r["ts"] for r in tests) > released_at

@@ -100,14 +100,23 @@ def test_a_second_fault_in_the_retry_costs_only_the_test_that_faulted(simpler_ru
     assert "no usable device" not in run.stdout
 
 
+# What scenario_workflow_commands.py prints: each line reaches our log twice, streamed live by
+# the L2 pytest and repeated in the summary's failure output.
+FORGED_COMMANDS = ("::error title=forged::from-a-test", "::add-mask::from-a-test-secret")
+
+
 def test_l2_output_is_fenced_under_github_actions(simpler_run: Any) -> None:
     run = simpler_run(
         *_run("--phases", "l2,report", "--", COMMANDS_SUITE),
         env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": ""},
     )
     assert run.returncode == 1
+    lines = run.stdout.splitlines()
+    for command in FORGED_COMMANDS:
+        assert [line.strip() for line in lines].count(command) == 2, run.stdout
+
     open_token: str | None = None
-    for line in run.stdout.splitlines():
+    for line in lines:
         start = re.fullmatch(r"::stop-commands::(\S+)", line)
         if start:
             open_token = start[1]

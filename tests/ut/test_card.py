@@ -6,9 +6,11 @@ card's sticky error is process-global exactly as on the hardware.
 
 from __future__ import annotations
 
+import linecache
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -222,31 +224,35 @@ def test_malformed_sim_faults_env_is_a_value_error(monkeypatch: pytest.MonkeyPat
     assert "ValueError: SIMPLER_SIM_FAULTS: attempt in 'hang@x#zero'" in child.stderr
 
 
+def _inside_the_native_run(thread: threading.Thread) -> bool:
+    """``thread`` stands in ``Runner.run`` on its call into the card, right now."""
+    frame = sys._current_frames().get(thread.ident or 0)
+    return (
+        frame is not None
+        and frame.f_code is Runner.run.__code__
+        and "native.run(" in linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    )
+
+
 def test_long_calls_release_the_gil(platform: str, fresh_device: int) -> None:
     r = _ready(platform, fresh_device)
-    ticks = 0
-    stop = threading.Event()
-
-    def count() -> None:
-        nonlocal ticks
-        while not stop.is_set():
-            ticks += 1
-
-    # With a switch interval longer than the op-timeout, the counter can only
-    # run during the hang if the C++ call lets go of the GIL.
+    errors: list[DeviceRuntimeError] = []
+    hanging = threading.Thread(target=lambda: errors.append(_hang(r)))
+    # No forced switches: this thread can only run Python while the other waits on the card
+    # if the call into the card let go of the GIL.
     previous = sys.getswitchinterval()
-    sys.setswitchinterval(0.5)
-    thread = threading.Thread(target=count)
+    sys.setswitchinterval(60.0)
+    seen_inside = False
     try:
-        thread.start()
-        before = ticks
-        _hang(r)
-        during = ticks - before
+        hanging.start()
+        while hanging.is_alive() and not seen_inside:
+            seen_inside = _inside_the_native_run(hanging)
+            time.sleep(0.0005)  # gives up the GIL so that the other thread walks to the call
     finally:
-        stop.set()
         sys.setswitchinterval(previous)
-        thread.join()
-    assert during > 1000
+        hanging.join(60)  # only guards against a hang: the op-timeout reaps it at once
+    assert seen_inside, "no Python ran while the card held the other thread"
+    assert [(e.rc, e.where) for e in errors] == [OP_TIMEOUT[platform]]
 
 
 def _env() -> dict[str, str]:

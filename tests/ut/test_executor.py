@@ -9,10 +9,12 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import FrameType
 
 import psutil
 import pytest
 
+from simpler.scheduler import executor
 from simpler.scheduler.executor import ExecutorOptions, execute
 from simpler.scheduler.jobs import Job
 from simpler.scheduler.locks import DeviceLocks
@@ -68,8 +70,21 @@ def _grandchild_pid(log: str) -> int:
     return int(next(line.split()[1] for line in log.splitlines() if line.startswith("grandchild")))
 
 
-def test_a_job_past_its_timeout_is_dumped_then_stopped_with_its_whole_tree(tmp_path: Path) -> None:
+def _clock_runs_out_once_logged(monkeypatch: pytest.MonkeyPatch, log: Path, line: str) -> None:
+    """The executor's clock stands still until ``log`` holds ``line``, then jumps a day on:
+    a job's time runs out once it is ready, however slowly this machine starts it."""
+
+    def now(_loop: object) -> float:
+        return 86400.0 if log.exists() and line in log.read_text() else 0.0
+
+    monkeypatch.setattr(executor._Loop, "_now", now)
+
+
+def test_a_job_past_its_timeout_is_dumped_then_stopped_with_its_whole_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     job = _job("hang", HANG_WITH_GRANDCHILD, timeout_s=1.0)
+    _clock_runs_out_once_logged(monkeypatch, tmp_path / "logs" / "hang.log", "grandchild")
     (result,) = execute([job], [0], _options(tmp_path)).results
     log = Path(result.log).read_text()
     assert result.timed_out and not result.ok
@@ -139,14 +154,35 @@ def test_a_quarantined_device_takes_no_more_jobs(tmp_path: Path) -> None:
     assert results["needs-two"].extra["not_run"].startswith("not run: only 1 device(s) left")
 
 
+class _OtherRunLeavesOnceRefused(DeviceLocks):
+    """Our locks; another run holds device 0 until we are first turned away from it."""
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__(directory)
+        self.other_run = DeviceLocks(directory)
+        assert self.other_run.try_acquire([0])
+        self.refused = False
+
+    def try_acquire(self, devices: tuple[int, ...] | list[int]) -> bool:
+        taken = super().try_acquire(devices)
+        if not taken and not self.refused:
+            self.refused = True
+            self.other_run.release_all()
+        return taken
+
+
 def test_a_device_locked_by_another_run_is_waited_for_never_shared(tmp_path: Path) -> None:
-    other_run = DeviceLocks(tmp_path / "locks")
-    assert other_run.try_acquire([0])
-    threading.Timer(1.0, other_run.release_all).start()
-    started = time.monotonic()
-    (result,) = execute([_job("two", SHOW_DEVICES, devices=2)], [0, 1], _options(tmp_path)).results
+    locks = _OtherRunLeavesOnceRefused(tmp_path / "locks")
+    held_by_the_other_run_at_start: list[list[int]] = []
+    options = _options(
+        tmp_path,
+        locks=locks,
+        on_start=lambda job, ids: held_by_the_other_run_at_start.append(locks.other_run.held()),
+    )
+    (result,) = execute([_job("two", SHOW_DEVICES, devices=2)], [0, 1], options).results
     assert result.ok and result.devices == [0, 1]
-    assert time.monotonic() - started >= 0.9
+    assert locks.refused  # it did find device 0 taken
+    assert held_by_the_other_run_at_start == [[]]  # and started only once the other run let go
 
 
 def test_a_job_larger_than_the_pool_is_refused_before_anything_starts(tmp_path: Path) -> None:
@@ -158,17 +194,29 @@ def test_a_job_larger_than_the_pool_is_refused_before_anything_starts(tmp_path: 
 
 
 def test_the_log_is_written_while_the_child_runs(tmp_path: Path) -> None:
-    code = "import time; print('first line', flush=True); time.sleep(3)"
+    # The child cannot end before the test has read its first line in the log.
+    seen, log = tmp_path / "seen", tmp_path / "logs" / "streams.log"
+    code = (
+        "import os, time\n"
+        "print('first line', flush=True)\n"
+        f"while not os.path.exists({str(seen)!r}):\n"
+        "    time.sleep(0.01)\n"
+    )
     log_seen: list[str] = []
 
-    def peek() -> None:
-        time.sleep(1.5)
-        log_seen.extend(p.read_text() for p in (tmp_path / "logs").glob("*.log"))
+    def read_the_log_while_it_runs() -> None:
+        deadline = time.monotonic() + 60  # only guards against a line that never comes
+        while time.monotonic() < deadline and not log_seen:
+            text = log.read_text() if log.exists() else ""
+            if text:
+                log_seen.append(text)
+            time.sleep(0.01)
+        seen.touch()  # lets the child end, seen or not
 
-    watcher = threading.Thread(target=peek)
-    watcher.start()
+    reader = threading.Thread(target=read_the_log_while_it_runs)
+    reader.start()
     execute([_job("streams", code)], [0], _options(tmp_path))
-    watcher.join()
+    reader.join()
     assert log_seen == ["first line\n"]
 
 
@@ -180,8 +228,11 @@ def test_results_serialize_to_json(tmp_path: Path) -> None:
 def test_a_signal_is_only_noted_then_the_loop_stops_every_child_and_starts_nothing(
     tmp_path: Path,
 ) -> None:
-    previous = signal.getsignal(signal.SIGTERM)
-    jobs = [_job(f"long{i}", "import time; time.sleep(60)", est_s=5.0) for i in range(2)]
+    def own_handler(_signum: int, _frame: FrameType | None) -> None:
+        raise AssertionError("the test's own SIGTERM handler ran")
+
+    previous = signal.signal(signal.SIGTERM, own_handler)
+    jobs = [_job(f"long{i}", "import time; time.sleep(600)", est_s=5.0) for i in range(2)]
     jobs.append(_job("never", "pass", est_s=1.0))
     started: list[str] = []
 
@@ -190,11 +241,14 @@ def test_a_signal_is_only_noted_then_the_loop_stops_every_child_and_starts_nothi
         if len(started) == 2:
             os.kill(os.getpid(), signal.SIGTERM)  # the executor's handler takes it
 
-    begun = time.monotonic()
-    execution = execute(jobs, [0, 1], _options(tmp_path, on_start=on_start))
-    assert time.monotonic() - begun < 20
+    try:
+        execution = execute(jobs, [0, 1], _options(tmp_path, on_start=on_start))
+        restored = signal.getsignal(signal.SIGTERM)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     assert execution.stopped_by == "SIGTERM" and not execution.ok
     results = {r.label: r for r in execution.results}
+    # Stopped, not waited for: each would have slept ten minutes.
     assert results["long0"].signal == results["long1"].signal == "SIGTERM"
     assert results["never"].extra["not_run"] == "not run: stopped by SIGTERM"
-    assert signal.getsignal(signal.SIGTERM) is previous
+    assert restored is own_handler

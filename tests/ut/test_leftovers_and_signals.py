@@ -8,8 +8,9 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 
 import psutil
 import pytest
@@ -142,27 +143,48 @@ def test_the_summary_names_every_leftover_and_the_test_that_started_it() -> None
     assert leftover_lines([{"type": "test"}]) == []
 
 
-def test_the_handler_raises_once_then_only_records() -> None:
+@pytest.fixture
+def own_handlers() -> Iterator[dict[int, Callable[[int, FrameType | None], None]]]:
+    """Handlers of the test's own for SIGTERM and SIGINT: whatever takes them over must give
+    these very objects back."""
+
+    def on_sigterm(_signum: int, _frame: FrameType | None) -> None:
+        raise AssertionError("the test's own SIGTERM handler ran")
+
+    def on_sigint(_signum: int, _frame: FrameType | None) -> None:
+        raise AssertionError("the test's own SIGINT handler ran")
+
+    ours = {signal.SIGTERM: on_sigterm, signal.SIGINT: on_sigint}
+    before = {signum: signal.signal(signum, handler) for signum, handler in ours.items()}
+    yield ours
+    for signum, handler in before.items():
+        signal.signal(signum, handler)
+
+
+def _signal_this_process(signum: int) -> None:
+    # raise_signal runs the Python handler before it returns (CPython checks pending signals
+    # right after raise()): the test needs no wait for it.
+    signal.raise_signal(signum)
+
+
+def test_the_handler_raises_once_then_only_records(
+    own_handlers: dict[int, Callable[[int, FrameType | None], None]],
+) -> None:
     with signals_raise_interrupted() as signals:
         with pytest.raises(Interrupted) as caught:
-            os.kill(os.getpid(), signal.SIGTERM)
-            time.sleep(5)  # the handler runs at the next bytecode: never this long
+            _signal_this_process(signal.SIGTERM)
         assert caught.value.exit_code == 143 and str(caught.value) == "SIGTERM"
-        os.kill(os.getpid(), signal.SIGINT)  # a second signal: recorded, never raised
-        time.sleep(0.05)
+        _signal_this_process(signal.SIGINT)  # a second signal: recorded, never raised
         assert signals.received == signal.SIGTERM
         assert signals.interrupted is not None and signals.interrupted.exit_code == 143
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL or callable(
-        signal.getsignal(signal.SIGTERM)
-    )
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGTERM) is own_handlers[signal.SIGTERM]
+    assert signal.getsignal(signal.SIGINT) is own_handlers[signal.SIGINT]
 
 
 def test_after_the_tests_a_signal_is_recorded_not_raised() -> None:
     with signals_raise_interrupted() as signals:
         signals.stop_raising()
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.05)
+        _signal_this_process(signal.SIGINT)
         assert signals.interrupted is not None and signals.interrupted.exit_code == 130
 
 
@@ -194,7 +216,9 @@ def test_the_run_kills_what_a_phase_left_behind_before_the_report_reads_it(
 
 
 def test_an_interrupted_run_still_reports_and_exits_128_plus_the_signal(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    own_handlers: dict[int, Callable[[int, FrameType | None], None]],
 ) -> None:
     ran: list[str] = []
 
@@ -210,4 +234,5 @@ def test_an_interrupted_run_still_reports_and_exits_128_plus_the_signal(
         report=lambda ctx: ran.append("report") or 0,
     )
     assert (code, ran) == (143, ["l2", "report"])
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGTERM) is own_handlers[signal.SIGTERM]
+    assert signal.getsignal(signal.SIGINT) is own_handlers[signal.SIGINT]

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from simpler.runner import library
 
 SCRIPT = (
     "import numpy as np\n"
@@ -38,8 +44,34 @@ def test_without_a_compiler_cling_compiles_the_simulator(tmp_path: Path) -> None
     assert _load_in_fresh_process(tmp_path, CXX="/nonexistent/c++") == "jit [2.0, 2.0, 2.0]"
 
 
-def test_the_cache_key_follows_the_sources() -> None:
-    from simpler.runner import library
+def _simulator_sources() -> list[str]:
+    """What compiling simcard.cpp reads: it and every local header it includes, transitively."""
+    found, pending = [], ["simcard.cpp"]
+    while pending:
+        name = pending.pop()
+        if name not in found:
+            found.append(name)
+            text = (library.SOURCE_DIR / name).read_text()
+            pending += re.findall(r'^#include "([^"]+)"', text, flags=re.MULTILINE)
+    return sorted(found)
 
-    key = library._sources_key()
-    assert len(key) == 16 and key == library._sources_key()
+
+@pytest.mark.parametrize("changed", _simulator_sources())
+def test_the_cache_key_follows_every_source_of_the_library(
+    changed: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in _simulator_sources():
+        shutil.copy(library.SOURCE_DIR / name, tmp_path / name)
+    monkeypatch.setattr(library, "SOURCE_DIR", tmp_path)
+    unchanged = library._sources_key()
+    assert unchanged == library._sources_key()  # the same sources, the same library
+
+    with (tmp_path / changed).open("a") as source:
+        source.write("// edited\n")
+    assert library._sources_key() != unchanged, f"an edit of {changed} would reuse a stale library"
+
+
+def test_the_cache_key_follows_the_compiler_flags(monkeypatch: pytest.MonkeyPatch) -> None:
+    unchanged = library._sources_key()
+    monkeypatch.setattr(library, "CXX_FLAGS", (*library.CXX_FLAGS, "-DSIMPLER_OTHER_BUILD"))
+    assert library._sources_key() != unchanged
