@@ -1,11 +1,14 @@
 """A test that kills its xdist worker (``os._exit``) early in L2, with tests queued behind it.
 
 It crashes on the first attempt only, so the retry phase's fresh process sees it pass. The
-class has the most tests of the crash scenarios, so xdist hands its file out first.
+class has the most tests of the crash scenarios, so xdist hands its file out first. A
+replacement worker that starts one of the tests queued behind the crash says so, for the
+neighbours that wait for it (crash_handoff.py).
 """
 
 import os
 
+import crash_handoff
 import pytest
 
 pytestmark = pytest.mark.runtime("host_build_graph")
@@ -22,4 +25,5 @@ class TestCrash:
 
     @pytest.mark.parametrize("step", range(4))
     def test_after(self, worker, step):
+        crash_handoff.announce()
         worker.run("noop")

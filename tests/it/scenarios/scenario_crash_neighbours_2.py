@@ -1,7 +1,10 @@
-"""Work for the other xdist worker while the crashed one is replaced (see scenario_crash.py)."""
+"""Work for the other xdist worker while the crashed one is replaced (see scenario_crash.py).
 
-import time
+Under test_worker_crash's first test, each holds its worker until the replacement has started a
+test (crash_handoff.py); elsewhere (the crash loop) it runs at once.
+"""
 
+import crash_handoff
 import pytest
 
 pytestmark = pytest.mark.runtime("host_build_graph")
@@ -10,4 +13,4 @@ pytestmark = pytest.mark.runtime("host_build_graph")
 @pytest.mark.parametrize("step", range(4))
 def test_busy(worker, step):
     worker.run("noop")
-    time.sleep(0.5)
+    crash_handoff.hold_until_a_replacement_started()
