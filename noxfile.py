@@ -148,6 +148,11 @@ def _shard_args() -> list[str]:
     return ["--shard", shard] if shard else []
 
 
+def _nothing_ran_args() -> list[str]:
+    # CI sets SIMPLER_FAIL_IF_NOTHING_RAN=1: a scene suite whose tests all skipped is red there.
+    return ["--fail-if-nothing-ran"] if os.environ.get("SIMPLER_FAIL_IF_NOTHING_RAN") == "1" else []
+
+
 def _scene_suite(
     session: nox.Session,
     platform: str,
@@ -165,6 +170,7 @@ def _scene_suite(
         "--phases",
         phases,
         *_shard_args(),
+        *_nothing_ran_args(),
         "--",
         "tests/st",
         *session.posargs,

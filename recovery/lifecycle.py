@@ -89,7 +89,14 @@ def _default_factory(platform: str, device: int) -> DeviceRunner:
 
 
 class PooledWorker:
-    """One runner reused by many tests, healed after a device fault instead of reused broken."""
+    """One runner reused by many tests, healed after a device fault instead of reused broken.
+
+    Each runner the factory returns is closed at most once, whatever happens: the worker lets
+    go of a runner before it calls its ``close()`` (after a force reset, before the rebuild;
+    at shutdown, after ``finalize()``), so no later path (another reset attempt, a give-up,
+    a second shutdown, a retirement and then the session's end, a close that raised) reaches
+    it again. The factory returns a new object on every call.
+    """
 
     # Both are put on the model by transitions.Machine.
     state: str
@@ -170,10 +177,13 @@ class PooledWorker:
         ``reason``: why it closes before the session ends (recorded), e.g. retired for
         another runtime on the same device.
         """
-        rc = self.runner.finalize() if self.runner is not None else 0
-        if self.runner is not None:
-            self.runner.close()
-            self.runner = None
+        runner, self.runner = self.runner, None  # let go first: close() at most once
+        rc = 0
+        if runner is not None:
+            try:
+                rc = runner.finalize()
+            finally:
+                runner.close()
         if self.state != "closed":
             self.trigger("close", rc=rc or None, reason=reason)
         return rc
@@ -245,8 +255,10 @@ class PooledWorker:
                     self.runner.force_reset()
                 except Exception as error:  # a reset that raises did not take, whatever it is
                     return self._translate(error) or error
-                self.runner.close()
-                self.runner = None
+                # Let go before closing: a close that raises is not retried by the next
+                # attempt, nor repeated at the session's end.
+                runner, self.runner = self.runner, None
+                runner.close()
             self.runner = self._factory(self.key.platform, self.key.device)
             self.runner.init()
             if not self.runner.probe():

@@ -3,8 +3,8 @@
 For every run it checks that nothing cascaded (the victims after the fault got
 their own green verdict), that every failure is named in the summary, that no
 report record was lost or torn, that no process outlived the run, and that the
-exit code is the documented one. It prints the table and the totals, renders a
-timeline of the runs, and exits 1 on any miss.
+exit code is the documented one and the one its verdict line says. It prints the
+table and the totals, renders a timeline of the runs, and exits 1 on any miss.
 
     nox -s chaos                      # the whole matrix, 5 runs per cell
     nox -s chaos -- --repeat 1 --only hang --platform a5sim
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -64,6 +65,7 @@ class Scenario:
     absent: tuple[str, ...] = ()  # node ids the scenario deselects: they must have no verdict
     faulting: tuple[str, ...] = ()  # victims that fault themselves: red is their own verdict
     recovered: tuple[str, ...] = ()  # victims that must be re-run fresh, never meet the fault
+    says: str = ""  # what the verdict line (the last line printed) must contain
 
 
 SCENARIOS = [
@@ -82,6 +84,22 @@ SCENARIOS = [
     ),
     Scenario("SIGTERM to orchestrator", child="slow", expected_rc=143, signal=signal.SIGTERM),
     Scenario("SIGKILL to orchestrator", child="slow", expected_rc=1, signal=signal.SIGKILL),
+    Scenario(
+        "SIGINT to orchestrator",
+        child="slow",
+        expected_rc=130,
+        signal=signal.SIGINT,
+        says="(interrupted by SIGINT)",
+    ),
+    # Every test skips: never green-looking, and red when the run asks for it.
+    Scenario(
+        "all skipped",
+        env=(("CHAOS_SKIP_ALL", "1"),),
+        run_args=("--fail-if-nothing-ran",),
+        expected_rc=1,
+        says="nothing ran: 7 of 7 skipped",
+    ),
+    Scenario("all skipped, no flag", env=(("CHAOS_SKIP_ALL", "1"),), says="nothing ran"),
     # The phases as separate CI sessions: the same verdicts and exit code as one run.
     Scenario("split sessions", faults=("hang@TestTrigger",), expected_rc=1, split=True),
     # L2 quarantines a card: the two-card Resource test fails with a reason, nothing crashes.
@@ -205,9 +223,20 @@ def run_once(scenario: Scenario, platform: str, workdir: Path) -> Outcome:
         outcome.checks["exit code"] = rc == scenario.expected_rc
     if not outcome.checks["exit code"]:
         outcome.notes.append(f"exit {rc}, expected {scenario.expected_rc}")
+    _check_verdict_line(outcome, printed, rc)
     _check_report(outcome, report_file, printed)
     outcome.checks["no leftovers"] = _no_leftovers(run_id, outcome)
     return outcome
+
+
+def _check_verdict_line(outcome: Outcome, printed: str, rc: int) -> None:
+    """The last line is the verdict; its exit code is the process's, and it says what it must."""
+    lines = printed.rstrip("\n").splitlines()
+    last = lines[-1] if lines else ""
+    said = re.search(r" -> exit (\d+)", last)
+    if said is None or int(said.group(1)) != rc or outcome.scenario.says not in last:
+        outcome.checks["exit code"] = False
+        outcome.notes.append(f"verdict line {last[-90:]!r} for exit {rc}")
 
 
 def _split_sessions(
@@ -237,6 +266,7 @@ def _split_sessions(
     outcome.checks["exit code"] = final.returncode == scenario.expected_rc and len(runs) == 1
     if not outcome.checks["exit code"]:
         outcome.notes.append(f"exit {final.returncode} over {len(runs)} run id(s)")
+    _check_verdict_line(outcome, final.stdout, final.returncode)
     _check_report(outcome, report_file, final.stdout)
     outcome.checks["no leftovers"] = _no_leftovers(run_id, outcome)
     return outcome

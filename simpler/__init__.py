@@ -5,6 +5,7 @@ device is opened, through ``simpler.runner``.
 """
 
 from simpler.errors import DeviceRuntimeError, GoldenMismatch
+from simpler.init_close import InitCloseRunner
 
-__all__ = ["DeviceRuntimeError", "GoldenMismatch"]
+__all__ = ["DeviceRuntimeError", "GoldenMismatch", "InitCloseRunner"]
 __version__ = "0.1.0"

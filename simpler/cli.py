@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
+NOTHING_RAN_HELP = "exit 1 when no test ran (every test skipped, or none selected)"
+
 
 def _positive_int(text: str) -> int:
     if not (text.isascii() and text.isdigit()) or int(text) < 1:
@@ -57,6 +59,7 @@ def _build_parser() -> OneLineParser:
         "--report", help="report file (default: $SIMPLER_REPORT or .simpler/report.jsonl)"
     )
     run.add_argument("--fail-on-flaky", action="store_true")
+    run.add_argument("--fail-if-nothing-ran", action="store_true", help=NOTHING_RAN_HELP)
     run.add_argument("-j", "--max-parallel", type=_positive_int)
     run.add_argument("--no-recovery", action="store_true", help="never reset a poisoned worker")
     run.add_argument("--tail-lines", type=_positive_int, default=80)
@@ -98,6 +101,7 @@ def _build_parser() -> OneLineParser:
     rep = commands.add_parser("report", help="print the summary of report files, set the exit code")
     rep.add_argument("--file", action="append", dest="files", help="a report file (repeatable)")
     rep.add_argument("--fail-on-flaky", action="store_true")
+    rep.add_argument("--fail-if-nothing-ran", action="store_true", help=NOTHING_RAN_HELP)
     rep.add_argument("--tail-lines", type=_positive_int, default=80)
     rep.add_argument("--junit", type=Path, help="write JUnit XML of every test and child here")
     rep.add_argument(
@@ -221,6 +225,7 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
             return 0
         l2_files, resource_tests = mine.l2_files, mine.resource
     l2_parts = listing.l2_parts(l2_files) if listing is not None else None
+    l2_tests = _l2_tests(listing, l2_files)
     from simpler.reporting import report_file as report  # not at the top: `capacity` skips it
 
     path = report.report_path(args.report).resolve()
@@ -231,6 +236,7 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
         run_id=run_id_for(path, explicit=args.run_id, starts_run="l2" in phases or args.new_run),
         pytest_args=parsed_args,
         fail_on_flaky=args.fail_on_flaky,
+        fail_if_nothing_ran=args.fail_if_nothing_ran,
         max_parallel=args.max_parallel,
         recovery=not args.no_recovery,
         tail_lines=args.tail_lines,
@@ -242,9 +248,20 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
         resource_tests=resource_tests,
         l2_files=l2_files,
         l2_parts=l2_parts,
+        l2_tests=l2_tests,
+        l2_plain=frozenset(listing.plain) if listing is not None else frozenset(),
         shard=str(shard) if shard else None,
     )
     return run_phases(ctx, phases)
+
+
+def _l2_tests(listing: SuiteListing | None, files: list[str] | None) -> list[str] | None:
+    """The L2 tests this run (this shard: ``files``) is to run; None when not listed."""
+    if listing is None:
+        return None
+    from simpler.reporting.nodeids import file_of
+
+    return [n for n in listing.l2 if files is None or file_of(n) in files]
 
 
 def _env_run_id() -> str | None:
@@ -326,6 +343,7 @@ def _report(args: argparse.Namespace) -> int:
         raise UsageError(f"simpler report: --timeline {args.timeline} must end in .svg or .html")
     options = ReportOptions(
         fail_on_flaky=args.fail_on_flaky,
+        fail_if_nothing_ran=args.fail_if_nothing_ran,
         tail_lines=args.tail_lines,
         junit=args.junit,
         timeline=args.timeline,

@@ -4,6 +4,8 @@ Stages, one module each, in the order the data flows:
 
 - ``registry`` reads and validates exported registrations (JSON list or JSON Lines);
 - ``collect`` reads this project's own scene tests and their ``device_count`` markers;
+  ``collect_pytest`` collects through pytest a suite whose conftest sizes its tests with
+  the ``pytest_simpler_device_count`` hook;
 - ``sizing`` derives the device count from a suite name;
 - ``aggregate`` adds registrations up per device count, backend, suite and schedule
   (per commit or nightly);

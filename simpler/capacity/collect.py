@@ -6,6 +6,9 @@ without a device. A test is a ``test*`` function at module level or in a ``Test*
 (pytest's defaults); its device count is the closest ``pytest.mark.device_count(n)``
 (function, then class, then module ``pytestmark``), or 1 without one. The marker's
 ``est=`` keyword, when given, is the test's estimated time in seconds.
+
+The one exception: a path whose ``conftest.py`` sizes its tests with the
+``pytest_simpler_device_count`` hook is collected through pytest (``collect_pytest``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
 
+from simpler.capacity.collect_pytest import collect_through_pytest, sized_by_hook
 from simpler.capacity.model import InputError, Loaded, Registration
 
 __all__ = [
@@ -46,12 +50,39 @@ def scene_suite(device_count: int) -> str:
 
 
 def collect(paths: Sequence[str], *, lenient: bool) -> Loaded:
-    """Registrations for every scene test under ``paths`` (files or directories)."""
+    """Registrations for every scene test under ``paths`` (files or directories).
+
+    A path whose ``conftest.py`` answers device counts (``pytest_simpler_device_count``) is
+    collected through pytest instead (``collect_pytest``): only pytest can ask that hook.
+    """
     loaded = Loaded()
     for path in paths:
-        for test_file in _test_files(Path(path)):
+        files = _test_files(Path(path))
+        if sized_by_hook(Path(path), walk_skip=_NORECURSE):
+            loaded.extend(_collect_through_pytest(Path(path), lenient=lenient))
+            continue
+        for test_file in files:
             loaded.extend(_collect_file(test_file, lenient=lenient))
     return loaded
+
+
+def _collect_through_pytest(path: Path, *, lenient: bool) -> Loaded:
+    try:
+        tests = collect_through_pytest(path)
+    except InputError as error:
+        if not lenient:
+            raise
+        return Loaded(warnings=[f"{error} (skipped)"])
+    registrations = [
+        Registration(
+            filename=test.filename,
+            backend=SCENE_BACKEND,
+            suite=scene_suite(test.devices),
+            est_time=DEFAULT_EST_S if test.est_s is None else test.est_s,
+        )
+        for test in tests
+    ]
+    return Loaded(registrations)
 
 
 def _test_files(path: Path) -> list[Path]:

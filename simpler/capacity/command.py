@@ -52,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         default=[],
         metavar="PATH",
-        help="scene test files or directories; device counts from their device_count markers",
+        help="scene test files or directories; device counts from their device_count markers "
+        "(or, where a conftest.py defines pytest_simpler_device_count, from pytest's collection)",
     )
     parser.add_argument(
         "--section",

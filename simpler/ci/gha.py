@@ -20,6 +20,7 @@ from typing import Any
 from simpler.ci import step_summary
 from simpler.ci.step_summary import STEP_SUMMARY_LIMIT, StepSummaryUnwritable
 from simpler.contract import strip_ansi
+from simpler.reporting.last_screen import INDEX_CAP, index_entry, skip_groups
 from simpler.reporting.report_file import Record
 from simpler.reporting.resource_block import (
     child_failed,
@@ -48,6 +49,7 @@ __all__ = [
     "group_start",
     "is_github_actions",
     "new_stop_token",
+    "nothing_ran_annotation",
     "step_summary_markdown",
     "workflow_command",
 ]
@@ -58,6 +60,7 @@ STEP_SUMMARY_CUT_NOTICE = (
     "> **Note:** this summary was cut here to stay under GitHub's 1 MiB step summary limit; "
     "the summary at the end of the job log and `simpler report` give all of it."
 )
+_FENCE = "```text"  # a code block: node ids and messages need no markdown escaping
 _MESSAGE_CHARS = 200  # one table cell: the first line of a message, not a traceback
 
 
@@ -169,6 +172,21 @@ def error_annotations(failures: Sequence[Failure], cap: int = ANNOTATION_CAP) ->
     return lines
 
 
+def nothing_ran_annotation(summary: Summary) -> str | None:
+    """A ``::warning`` when no test ran (all skipped, or none selected); else None."""
+    if not summary.nothing_ran:
+        return None
+    coverage = summary.coverage
+    if coverage.skip_reasons:
+        reason, count = coverage.skip_reasons[0]
+        message = (
+            f"{coverage.skipped} of {coverage.tested} test(s) skipped; most: {count} x {reason}"
+        )
+    else:
+        message = "no test was selected: the report holds no test verdict"
+    return workflow_command("warning", message, {"title": "Nothing ran"})
+
+
 def _annotation(failure: Failure) -> str:
     if failure.child is not None:
         child = failure.child
@@ -186,14 +204,22 @@ def _annotation(failure: Failure) -> str:
 
 
 def step_summary_markdown(summary: Summary, children: Iterable[JobResult | Record] = ()) -> str:
-    """The run's verdict, a table of its unrecovered failures, what was recovered or flaky,
-    and (collapsed) every Resource-phase child."""
-    icon = ":x:" if summary.exit_code else ":white_check_mark:"
+    """The run's verdict, the index of its unrecovered failures (as the log's last screen has
+    it), a table of them, what was recovered or flaky, and (collapsed) every Resource child."""
+    icon = (
+        ":x:" if summary.exit_code else ":warning:" if summary.nothing_ran else ":white_check_mark:"
+    )
     lines = [f"## {icon} {_cell(_verdict_line(summary))}", ""]
+    lines += _failure_index(summary.failures)
     if summary.incomplete:
         lines += ["**Run is INCOMPLETE:** a phase started and never ended.", ""]
-    if summary.no_tests_ran:
-        lines += ["**No tests ran:** the report holds no test verdict.", ""]
+    if summary.coverage.without_verdict:
+        count, why = len(summary.coverage.without_verdict), summary.coverage.without_verdict_why
+        lines += [f"**{count} planned test(s) without a verdict** ({_cell('; '.join(why))})", ""]
+    if summary.nothing_ran:
+        lines += ["**Nothing ran:** no test passed or failed.", ""]
+    if summary.show_skip_reasons and summary.coverage.skip_reasons:
+        lines += [_FENCE, *skip_groups(summary.coverage), _FENCE[:3], ""]
     lines += _failures_table(summary.failures)
     lines += _verdict_list(
         "Recovered",
@@ -227,6 +253,20 @@ def _verdict_line(summary: Summary) -> str:
     # The summary's last line is its verdict ("simpler: ... -> exit N").
     lines = summary.text.rstrip("\n").splitlines()
     return lines[-1] if lines else f"simpler: exit {summary.exit_code}"
+
+
+def _failure_index(failures: Sequence[Failure]) -> list[str]:
+    """One line per unrecovered failure, the same lines as the index above the verdict line."""
+    if not failures:
+        return []
+    entries = [
+        f"{number}) {index_entry(failure)}".replace(_FENCE[:3], "'" * 3)
+        for number, failure in enumerate(failures[:INDEX_CAP], 1)
+    ]
+    if len(failures) > INDEX_CAP:
+        entries.append(f"+{len(failures) - INDEX_CAP} more in the table below")
+    title = f"**Unrecovered failures: {len(failures)}**"
+    return [title, "", _FENCE, *entries, _FENCE[:3], ""]
 
 
 def _failures_table(failures: Sequence[Failure]) -> list[str]:

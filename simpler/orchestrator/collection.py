@@ -78,7 +78,9 @@ def inspect_suite(
     """Ask pytest what each of ``pytest_args`` is and, when ``listing``, collect the suite.
 
     A ValueError is a usage error: pytest refused the args, an ``-n`` asks for more
-    workers than there are devices, or a ``device_count`` marker is malformed.
+    workers than there are devices, a ``device_count`` marker is malformed, or a project's
+    ``pytest_simpler_runtime``/``pytest_simpler_device_count`` hook answered what simpler
+    cannot use.
     """
     with tempfile.TemporaryDirectory(prefix="simpler-collect-") as folder:
         described = Path(folder) / "args.json"
@@ -91,11 +93,14 @@ def inspect_suite(
         if not described.exists():
             raise ValueError(f"pytest refused the arguments after --: {_error_line(output)}")
         description = json.loads(described.read_text())
+        if description.get("usage_error"):  # the project's options, fixture or loop
+            raise ValueError(str(description["usage_error"]))
         hook = bool(description.get("runner_hook"))
         parsed = PytestArgs.read(description, pytest_args)
         _check_workers(parsed, devices)
         if listed is None:
             return SuiteInspection(parsed, runner_hook=hook)
+        _check_hook_answers(listed)
         if done.returncode not in (0, PYTEST_NO_TESTS) or not listed.exists():
             error = f"collecting the suite failed: {(output or ['no output'])[-1]}"
             return SuiteInspection(parsed, listing_error=error, runner_hook=hook)
@@ -115,6 +120,17 @@ def _error_line(output: list[str]) -> str:
     """pytest's own words for what it refused (its usage error), else its last line."""
     errors = [line for line in output if "error" in line.lower()]
     return (errors or output or ["no output"])[-1].strip()
+
+
+def _check_hook_answers(listed: Path) -> None:
+    """A project's hook answered a runtime or device count simpler cannot use: the plugin
+    wrote its one line (``{"usage_error": ...}``, simpler/plugin/needs.py) instead of the
+    listing, and nothing may run."""
+    if not listed.exists():
+        return
+    refused = json.loads(listed.read_text())
+    if isinstance(refused, dict) and "usage_error" in refused:
+        raise ValueError(str(refused["usage_error"]))
 
 
 def _check_workers(parsed: PytestArgs, devices: list[int]) -> None:

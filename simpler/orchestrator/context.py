@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from simpler.orchestrator.pytest_args import PytestArgs
 from simpler.reporting import report_file
 from simpler.reporting.follow import ReportFollower
+from simpler.reporting.summary import Ruling
 
 if TYPE_CHECKING:
     from simpler.orchestrator.collection import ResourceTest
@@ -24,6 +25,7 @@ class RunContext:
     run_id: str
     pytest_args: PytestArgs = field(default_factory=PytestArgs)  # the user's, read by pytest
     fail_on_flaky: bool = False
+    fail_if_nothing_ran: bool = False
     max_parallel: int | None = None
     recovery: bool = True
     tail_lines: int = 80
@@ -37,6 +39,11 @@ class RunContext:
     # The L2 passes with tests ("pooled": under xdist on the devices, "plain": the tests that
     # use no device, with the user's own flags); None: not collected up front, one pass.
     l2_parts: tuple[str, ...] | None = None
+    # The L2 tests this run (this shard) is to run, and those of them that use no device;
+    # None: not collected up front. Written into the L2 phase's start record as its plan.
+    l2_tests: list[str] | None = None
+    l2_plain: frozenset[str] = frozenset()
+    ruling: Ruling | None = None  # what the phases before the report decided the exit code is
     shard: str | None = None
     current_phase: str = ""
     # Follows the report file: each look reads only what was appended since the last one.

@@ -1,7 +1,9 @@
 """The end of every run: read the report files, print the summary last, set the exit code.
 
-Under GitHub Actions it also annotates each failure and appends the markdown
-summary to ``$GITHUB_STEP_SUMMARY``; with ``--junit`` it writes JUnit XML.
+Under GitHub Actions it also annotates each failure (and a run where nothing ran) and
+appends the markdown summary to ``$GITHUB_STEP_SUMMARY``; with ``--junit`` it writes JUnit
+XML. Files are written and annotations printed before the summary, so that the verdict
+line is the last line and its exit code is the one returned.
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simpler.ci import gha
-from simpler.contract import EXIT_INFRA
+from simpler.contract import EXIT_INFRA, EXIT_USAGE
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.leftovers import leftover_lines
 from simpler.reporting import report_file as report
 from simpler.reporting.resource_block import latest_children
-from simpler.reporting.summary import Summary, select_latest_runs, summarize
+from simpler.reporting.summary import Ruling, Summary, select_latest_runs, summarize
 
 __all__ = ["ReportOptions", "print_report", "report_phase"]
 
@@ -27,9 +29,11 @@ __all__ = ["ReportOptions", "print_report", "report_phase"]
 @dataclass(frozen=True)
 class ReportOptions:
     fail_on_flaky: bool = False
+    fail_if_nothing_ran: bool = False
     tail_lines: int = 80
     junit: Path | None = None
     timeline: Path | None = None
+    ruling: Ruling | None = None  # an exit code the run decided before its summary
 
 
 def print_report(paths: Sequence[str | Path], options: ReportOptions) -> int:
@@ -52,30 +56,44 @@ def _print_report(paths: Sequence[str | Path], options: ReportOptions) -> int:
 
 
 def _print_records(records: list[report.Record], malformed: int, options: ReportOptions) -> int:
+    sys.stdout.flush()
+    unwritten = _write_files(records, options)
+    ruling = options.ruling
+    if unwritten and (ruling is None or ruling.code == EXIT_USAGE):
+        ruling = Ruling(EXIT_INFRA, f"{unwritten} could not be written")
     summary = summarize(
         records,
         malformed=malformed,
         fail_on_flaky=options.fail_on_flaky,
+        fail_if_nothing_ran=options.fail_if_nothing_ran,
         tail_lines=options.tail_lines,
+        ruling=ruling,
     )
-    sys.stdout.flush()
     text = "\n".join([*_quarantine_lines(records), *leftover_lines(records), summary.text])
     if gha.is_github_actions():
+        _annotate(summary)
         # The summary repeats test output: fenced, it cannot issue workflow commands.
         text = gha.fenced(text, gha.new_stop_token())
     print(text, end="" if text.endswith("\n") else "\n", flush=True)
-    written = []
+    if gha.is_github_actions():
+        _step_summary(summary, records, options.timeline)
+    return summary.exit_code
+
+
+def _write_files(records: list[report.Record], options: ReportOptions) -> str:
+    """Write the JUnit and timeline files asked for; the names of those that failed."""
+    failed = []
     if options.junit is not None:
         from simpler.reporting.junit import write_junit
 
-        written.append(_write_file(write_junit, records, options.junit))
+        if _write_file(write_junit, records, options.junit):
+            failed.append(f"--junit {options.junit}")
     if options.timeline is not None:
         from simpler.reporting.timeline import render_timeline
 
-        written.append(_write_file(render_timeline, records, options.timeline))
-    if gha.is_github_actions():
-        _github(summary, records, options.timeline)
-    return max(written, default=0) or summary.exit_code
+        if _write_file(render_timeline, records, options.timeline):
+            failed.append(f"--timeline {options.timeline}")
+    return ", ".join(failed)
 
 
 def _load(paths: Sequence[str | Path]) -> tuple[list[list[report.Record]], int] | int:
@@ -112,9 +130,15 @@ def _quarantine_lines(records: list[report.Record]) -> list[str]:
     return lines
 
 
-def _github(summary: Summary, records: list[report.Record], timeline: Path | None) -> None:
+def _annotate(summary: Summary) -> None:
     for line in gha.error_annotations(summary.failures):
         print(line)
+    warning = gha.nothing_ran_annotation(summary)
+    if warning is not None:
+        print(warning)
+
+
+def _step_summary(summary: Summary, records: list[report.Record], timeline: Path | None) -> None:
     if not os.environ.get("GITHUB_STEP_SUMMARY"):
         return
     markdown = gha.step_summary_markdown(summary, latest_children(records))
@@ -155,7 +179,11 @@ def report_phase(ctx: RunContext) -> int:
     if follower.malformed and not records:
         return _nothing_readable([ctx.report], follower.malformed)
     options = ReportOptions(
-        fail_on_flaky=ctx.fail_on_flaky, tail_lines=ctx.tail_lines, junit=ctx.junit
+        fail_on_flaky=ctx.fail_on_flaky,
+        fail_if_nothing_ran=ctx.fail_if_nothing_ran,
+        tail_lines=ctx.tail_lines,
+        junit=ctx.junit,
+        ruling=ctx.ruling,
     )
     gc.disable()  # see print_report
     try:

@@ -4,7 +4,10 @@ Each phase is a small function of the run's context that returns an exit code;
 ``run_phases`` brackets each with ``phase`` records and runs the later phases
 even when an earlier one failed, so a red L2 still gets its retry and report.
 A SIGTERM or Ctrl-C stops the children, skips the test phases left and still
-reports what finished.
+reports what finished. A test phase's start record carries its plan (the node ids it is
+to run), so the summary counts the planned tests that got no verdict; what the phases
+already decided (an interruption, a usage error, an infrastructure failure) reaches the
+report as the run's ruling, so the verdict line says the exit code the process returns.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from simpler.orchestrator.report_phase import report_phase
 from simpler.orchestrator.resource import resource_phase
 from simpler.orchestrator.retry import retry_phase
 from simpler.orchestrator.signals import Interrupted
+from simpler.reporting.summary import Ruling
 
 __all__ = ["PHASES", "run_phases"]
 
@@ -48,24 +52,51 @@ def run_phases(ctx: RunContext, phases: list[str]) -> int:
                 continue
             if name == "report":
                 guard.tests_over()  # every child stopped, every leftover killed and recorded
+                ctx.ruling = _ruling(results, interrupted or guard.interrupted)
             try:
                 results[name] = _bracketed(ctx, name, PHASES[name])
             except Interrupted as stop:
                 interrupted = stop
+                print(f"simpler: interrupted by {stop}; children stopped", file=sys.stderr)
                 results[name] = EXIT_FAILED
-    interrupted = interrupted or guard.interrupted  # one that came during the report counts too
-    if interrupted is not None:
-        print(f"simpler: interrupted by {interrupted}; children stopped", file=sys.stderr)
-        return interrupted.exit_code
-    for overriding in (EXIT_INFRA, EXIT_USAGE):
-        if overriding in results.values():
-            return overriding
+    late = guard.interrupted if interrupted is None else None  # came during the report
+    ruling = _ruling(results, interrupted or late)
+    told = ctx.ruling is not None and late is not None and ctx.ruling.code == late.exit_code
+    if late is not None and "report" in results and not told:
+        # The verdict line is printed already: the last line must still say what we return.
+        print(f"simpler: interrupted by {late} after the summary -> exit {late.exit_code}")
+    if ruling is not None:
+        return ruling.code
     return results.get("report", max(results.values(), default=EXIT_OK))
+
+
+def _ruling(results: dict[str, int], interrupted: Interrupted | None) -> Ruling | None:
+    """The exit code the run has whatever the summary finds: an interruption (128 + the
+    signal), then an infrastructure failure (3), then a usage error (2)."""
+    if interrupted is not None:
+        return Ruling(interrupted.exit_code, f"interrupted by {interrupted}")
+    for code, what in ((EXIT_INFRA, "infrastructure failure"), (EXIT_USAGE, "usage error")):
+        phases = [name for name, result in results.items() if result == code]
+        if phases:
+            return Ruling(code, f"{what} in phase {', '.join(phases)}")
+    return None
+
+
+def _plan(ctx: RunContext, name: str) -> dict[str, object]:
+    """What a test phase is to run, when the suite was listed up front (coverage.py)."""
+    resource = ctx.resource_tests
+    if ctx.l2_tests is None or resource is None or name not in ("l2", "resource"):
+        return {}
+    selected = len(ctx.l2_tests) + len(resource)
+    if name == "resource":
+        return {"planned": [t.nodeid for t in resource], "selected": selected}
+    plain = [n for n in ctx.l2_tests if n in ctx.l2_plain]
+    return {"planned": list(ctx.l2_tests), "no_device": plain, "selected": selected}
 
 
 def _bracketed(ctx: RunContext, name: str, phase: Callable[[RunContext], int]) -> int:
     ctx.current_phase = name
-    ctx.write("phase", event="start", shard=ctx.shard)
+    ctx.write("phase", event="start", shard=ctx.shard, **_plan(ctx, name))
     started = time.monotonic()
     returncode, interrupted, crash = EXIT_FAILED, None, None
     try:

@@ -16,6 +16,7 @@ import pytest
 
 from simpler.errors import DeviceRuntimeError
 from simpler.plugin.device_assignment import worker_device
+from simpler.plugin.needs import BadHookAnswer, runtime_of
 from simpler.plugin.options import PluginSettings, one_runtime_per_device, resolve_settings
 from simpler.plugin.project_runtime import RunnerContractError, runner_factory, translator
 from simpler.plugin.state import POOL, SETTINGS, TRACE, write_record
@@ -26,9 +27,8 @@ from simpler.runner.cuda_driver import CudaUnavailable
 if TYPE_CHECKING:
     from recovery.lifecycle import PooledWorker
 
-__all__ = ["devices", "session_settings", "simpler_platform", "worker"]
+__all__ = ["devices", "pooled_worker", "session_settings", "simpler_platform", "worker"]
 
-DEFAULT_RUNTIME = "default"
 # An xdist worker whose card holds an op nothing in the process can stop ends with this
 # status (EX_TEMPFAIL: the work is to be retried), so that xdist replaces it.
 PROCESS_MUST_END_EXIT_CODE = 75
@@ -68,10 +68,18 @@ def _pool(config: pytest.Config, settings: PluginSettings) -> WorkerPool:
 @pytest.fixture
 def worker(request: pytest.FixtureRequest) -> Iterator[PooledWorker]:
     """The pooled L2 worker for this test's runtime on this process's device."""
+    yield from pooled_worker(request)
+
+
+def pooled_worker(request: pytest.FixtureRequest) -> Iterator[PooledWorker]:
+    """The pooled worker's life around one test: the ``worker`` fixture's, and the project's
+    own worker fixture's where simpler serves it (``simpler_worker_fixture``)."""
     config = request.config
     settings = session_settings(config)
-    marker = request.node.get_closest_marker("runtime")
-    runtime = str(marker.args[0]) if marker and marker.args else DEFAULT_RUNTIME
+    try:
+        runtime = runtime_of(request.node)  # the project's hook, else the marker
+    except BadHookAnswer as bad:  # asked at collection already when the plugin is active
+        pytest.exit(f"simpler: {bad}", returncode=pytest.ExitCode.USAGE_ERROR)
     pool = _pool(config, settings)
     if pool.device is None:
         # The device-sharing guard: where a device is used, not a refusal of the whole session.
@@ -90,6 +98,7 @@ def worker(request: pytest.FixtureRequest) -> Iterator[PooledWorker]:
         pytest.exit(f"simpler: {error}", returncode=pytest.ExitCode.USAGE_ERROR)
     trace = request.node.stash.setdefault(TRACE, TestTrace())
     trace.worker, trace.runtime, trace.device = str(pooled.key), runtime, pooled.key.device
+    trace.pooled = pooled
     if not pooled.runnable:
         _refuse_unrunnable(pooled, request.node.nodeid, settings, trace)
     yield pooled

@@ -9,12 +9,10 @@ the runner loads only when a test first asks for a ``worker``.
 from __future__ import annotations
 
 import faulthandler
-import json
 import os
 import signal
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -23,7 +21,27 @@ from simpler.plugin.class_progress import ClassProgress, ProgressReporter
 from simpler.plugin.crash_watch import CrashWatch
 from simpler.plugin.fixtures import devices, simpler_platform, worker
 from simpler.plugin.invocation import write_arg_description
-from simpler.plugin.options import add_options, plugin_active, resolve_settings
+from simpler.plugin.needs import (
+    BadHookAnswer,
+    check_answers,
+    device_need,
+    refuse,
+    refused,
+    write_listing,
+    write_listing_error,
+)
+from simpler.plugin.options import (
+    add_options,
+    plugin_active,
+    resolve_settings,
+    worker_fixture_name,
+)
+from simpler.plugin.project_binding import (
+    bind_options,
+    bind_project,
+    binding_problem,
+    collection_problem,
+)
 from simpler.plugin.state import (
     ACTIVE,
     POOL,
@@ -91,6 +109,7 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     if not plugin_active(config):
         return  # inactive: xdist is left alone, nothing is refused
     settings = resolve_settings(config)
+    bind_options(config, settings)  # the project's own options, before its pytest_configure
     max_parallel = config.option.simpler_max_parallel
     if max_parallel is not None and max_parallel < 1:
         raise pytest.UsageError(f"--simpler-max-parallel must be 1 or more, got {max_parallel}")
@@ -120,6 +139,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return  # invisible: no records, no output, no faults, no xdist hooks
     settings = resolve_settings(config)
     config.stash[SETTINGS] = settings
+    bind_project(config)  # the pool serves the project's worker fixture; simpler dispatches
     if _DUMP_FD is not None:
         # A hung child must be diagnosable: the orchestrator sends SIGUSR1 before it kills.
         faulthandler.register(signal.SIGUSR1, file=_DUMP_FD, all_threads=True, chain=False)
@@ -157,14 +177,26 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def uses_pooled_worker(item: pytest.Item) -> bool:
-    """The test asks for a pooled device ``worker`` (directly or through its fixtures)."""
-    return "worker" in getattr(item, "fixturenames", ())
+    """The test asks for a pooled device ``worker``, or the project's own worker fixture that
+    the pool serves (``simpler_worker_fixture``), directly or through its fixtures."""
+    names = getattr(item, "fixturenames", ())
+    return "worker" in names or worker_fixture_name(item.config) in names
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """L2 runs the pooled tests, Resource the ``device_count`` ones; each phase only its own."""
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """L2 runs the pooled tests, Resource the ``device_count`` ones; each phase only its own.
+
+    First every test's needs are asked of the project's hooks: a bad answer ends the session
+    here, as a usage error, before anything runs (and tells ``simpler run`` in the listing).
+    """
     if not is_active(config):
         return
+    try:
+        check_answers(items, pooled=uses_pooled_worker)
+    except BadHookAnswer as bad:
+        raise refuse(session, bad) from None
     phase = config.stash[SETTINGS].phase
     if phase not in ("l2", "resource"):
         return
@@ -173,8 +205,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     keep: list[pytest.Item] = []
     drop: list[pytest.Item] = []
     for item in items:
-        is_resource_test = item.get_closest_marker("device_count") is not None
-        mine = is_resource_test == wants_devices
+        mine = (device_need(item) is not None) == wants_devices
         if mine and part is not None:
             mine = uses_pooled_worker(item) == (part == "pooled")
         (keep if mine else drop).append(item)
@@ -235,7 +266,7 @@ def _call_device_error(item: pytest.Item, trace: TestTrace) -> ReportedDeviceErr
     pool = item.config.stash.get(POOL, None)
     seen = pool.translate(trace.error) if pool is not None else trace.error
     trace.error_translated = pool is not None
-    runner = getattr(getattr(item, "funcargs", {}).get("worker"), "runner", None)
+    runner = getattr(trace.pooled, "runner", None)
     must_end = bool(getattr(runner, "process_must_end", False))
     if isinstance(seen, DeviceRuntimeError):
         trace.device_error = seen
@@ -256,23 +287,19 @@ def pytest_collection(session: pytest.Session) -> bool | None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """For ``simpler run``: every collected test, with its device count (None: an L2 test)."""
+    if refused(session.config):
+        return  # a bad hook answer ended the collection; its line is the listing
     target = session.config.option.simpler_list
     if not target:
+        problem = binding_problem(session.config) if is_active(session.config) else None
+        if problem is not None:  # a conftest of a collected folder runs its loop first
+            raise pytest.UsageError(problem)
         return
-    listing = []
-    for item in session.items:
-        marker = item.get_closest_marker("device_count")
-        entry: dict[str, Any] = {
-            "nodeid": item.nodeid,
-            "devices": None,
-            "pooled": uses_pooled_worker(item),
-        }
-        if marker is not None:
-            entry["devices"] = marker.args[0] if marker.args else marker.kwargs.get("n", 1)
-            entry["est_s"] = marker.kwargs.get("est")
-            entry["timeout_s"] = marker.kwargs.get("timeout")
-        listing.append(entry)
-    Path(target).write_text(json.dumps(listing))
+    problem = collection_problem(session.config, session.items)
+    if problem is not None:
+        write_listing_error(Path(target), problem)
+        return
+    write_listing(Path(target), session.items, pooled=uses_pooled_worker)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -23,6 +23,7 @@ from typing import Any, NoReturn
 
 import pytest
 
+from simpler.plugin.project_binding import binding_problem
 from simpler.plugin.project_runtime import has_runner_hook
 
 __all__ = ["FILE_OR_DIR", "describe_args", "write_arg_description"]
@@ -158,4 +159,6 @@ def write_arg_description(config: pytest.Config, target: Path) -> None:
     description = {"schema": 1, **(described or {"xdist": None, "args": None})}
     # Whether a conftest or plugin provides a project's runner: the CLI cannot see hooks.
     description["runner_hook"] = has_runner_hook(config)
+    # A project's options, worker fixture or loop that simpler cannot bind: one line.
+    description["usage_error"] = binding_problem(config)
     target.write_text(json.dumps(description))

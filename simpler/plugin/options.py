@@ -22,12 +22,14 @@ from simpler.plugin.project_runtime import has_runner_hook
 from simpler.reporting.report_file import report_path
 
 __all__ = [
+    "PROJECT_OPTION_INIS",
     "PluginSettings",
     "add_options",
     "no_runner_message",
     "one_runtime_per_device",
     "plugin_active",
     "resolve_settings",
+    "worker_fixture_name",
 ]
 
 RETRY_ROLES = ("victim", "trigger")
@@ -60,6 +62,16 @@ INI_KEYS = (*INI_TEXTS, *INI_FLAGS)
 # A project setting of the worker pool: it shapes the `worker` fixture wherever that is used,
 # so setting it in a project's ini does not by itself activate the plugin.
 POOL_INI_FLAG = "simpler_one_runtime_per_device"
+# A dispatcher-style project's own names (the fixture simpler's pool serves, the options that
+# hold the run's platform and devices): settings of the project, which activate nothing.
+WORKER_FIXTURE_INI = "simpler_worker_fixture"
+DEFAULT_WORKER_FIXTURE = "worker"
+PROJECT_OPTION_INIS = {
+    "simpler_platform_option": "the project's own option that holds the run's platform under "
+    "simpler run (its dest, e.g. platform)",
+    "simpler_device_option": "the project's own option that holds the devices this process owns "
+    "under simpler run (its dest, e.g. device)",
+}
 
 
 @dataclass(frozen=True)
@@ -134,12 +146,25 @@ def add_options(parser: pytest.Parser) -> None:
     for key, text in INI_FLAGS.items():
         parser.addini(key, text, type="bool", default=False)
     parser.addini(
+        WORKER_FIXTURE_INI,
+        "the project's worker fixture: simpler's pool serves it to the L2 tests that use it",
+        type="string",
+        default=DEFAULT_WORKER_FIXTURE,
+    )
+    for key, text in PROJECT_OPTION_INIS.items():
+        parser.addini(key, text, type="string", default="")
+    parser.addini(
         POOL_INI_FLAG,
         "retire one runtime's pooled worker before another's starts on the same device "
         "(as --simpler-one-runtime-per-device)",
         type="bool",
         default=False,
     )
+
+
+def worker_fixture_name(config: pytest.Config) -> str:
+    """The fixture simpler's pool serves (``simpler_worker_fixture``; default ``worker``)."""
+    return str(config.getini(WORKER_FIXTURE_INI) or DEFAULT_WORKER_FIXTURE).strip()
 
 
 def one_runtime_per_device(config: pytest.Config) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from simpler.errors import DeviceRuntimeError
+from simpler.init_close import InitCloseRunner
 
 __all__ = [
     "REQUIRED_METHODS",
@@ -22,6 +23,9 @@ __all__ = [
 
 REQUIRED_METHODS = ("init", "probe", "force_reset", "finalize", "close")
 REQUIRED_ATTRIBUTES = ("unusable",)
+Translate = Callable[[BaseException | None], BaseException | None]
+# One translation per session: its hook's failure is reported once, whoever asks.
+_TRANSLATOR = pytest.StashKey[Translate]()
 
 
 class RunnerContractError(Exception):
@@ -59,16 +63,23 @@ def runner_factory(config: pytest.Config, runtime: str) -> Callable[[str, int], 
                 f"device {device} without {', '.join(missing)} (a runner needs init, probe, "
                 "force_reset, finalize, close and unusable)"
             )
+        if isinstance(runner, InitCloseRunner):
+            # It tells device errors from the rest the way the project's hook does.
+            runner.use_translator(translator(config))
         return runner
 
     return create
 
 
-def translator(config: pytest.Config) -> Callable[[BaseException | None], BaseException | None]:
+def translator(config: pytest.Config) -> Translate:
     """The project's exceptions as ``DeviceRuntimeError`` through ``pytest_simpler_device_error``.
 
-    A hook that raises leaves the original error standing; its failure is reported once.
+    A hook that raises leaves the original error standing; its failure is reported once
+    (one translation per session: the pool and every ``InitCloseRunner`` share it).
     """
+    stash: pytest.Stash | None = getattr(config, "stash", None)  # None: a stand-in config
+    if stash is not None and _TRANSLATOR in stash:
+        return stash[_TRANSLATOR]
     reported: list[str] = []
 
     def translate(error: BaseException | None) -> BaseException | None:
@@ -87,6 +98,8 @@ def translator(config: pytest.Config) -> Callable[[BaseException | None], BaseEx
             return error
         return translated if isinstance(translated, DeviceRuntimeError) else error
 
+    if stash is not None:
+        stash[_TRANSLATOR] = translate
     return translate
 
 

@@ -94,6 +94,7 @@ class TestTrace:
     device_error: DeviceRuntimeError | None = None
     error_translated: bool = False  # the hook was asked already (once per test is enough)
     worker: str | None = None
+    pooled: Any = None  # the PooledWorker that served the test (its runner may be rebuilt)
     runtime: str | None = None
     device: int | None = None
     poisoned: bool = False

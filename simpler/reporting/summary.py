@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simpler.contract import EXIT_FAILED, EXIT_NO_TESTS, EXIT_OK, OUTCOME_ORDER, strip_ansi
+from simpler.reporting.coverage import Coverage, Emptiness, measure_coverage
+from simpler.reporting.last_screen import last_screen
 from simpler.reporting.report_file import Record
 from simpler.reporting.resource_block import render_resource_failures, tail_block
 from simpler.reporting.verdicts import (
@@ -22,13 +24,31 @@ from simpler.reporting.verdicts import (
     select_latest_runs,
 )
 
-__all__ = ["Summary", "failure_details", "failure_headline", "select_latest_runs", "summarize"]
+__all__ = [
+    "Ruling",
+    "Summary",
+    "failure_details",
+    "failure_headline",
+    "select_latest_runs",
+    "summarize",
+]
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """An exit code the run decided before its summary (an interruption, a usage error, an
+    infrastructure failure): the verdict line says it, and the process returns it."""
+
+    code: int
+    reason: str
 
 
 @dataclass
 class Summary:
     text: str
-    exit_code: int  # 0 green; 1 unrecovered failures or an incomplete run; 5 no tests ran
+    # 0 green; 1 unrecovered failures, an incomplete run, planned tests without a verdict, or
+    # nothing ran under --fail-if-nothing-ran; 5 nothing selected; else the run's Ruling.
+    exit_code: int
     verdicts: dict[str, Verdict]  # final verdict per node id
     incomplete: bool
     runs: list[str] = field(default_factory=list)
@@ -37,18 +57,31 @@ class Summary:
     recovered: list[Verdict] = field(default_factory=list)
     flaky: list[Verdict] = field(default_factory=list)
     malformed: int = 0
+    coverage: Coverage = field(default_factory=Coverage)
+    ruling: Ruling | None = None
 
     @property
-    def no_tests_ran(self) -> bool:
-        """Nothing at all has a verdict, though a phase that selects tests ran."""
-        selecting = any(p.name in ("l2", "resource") for p in self.phases)
-        return not self.verdicts and (selecting or not self.phases)
+    def nothing_ran(self) -> bool:
+        """No test ran, though tests were meant to: all skipped, or none selected."""
+        return self.coverage.emptiness in (Emptiness.ALL_SKIPPED, Emptiness.NOTHING_SELECTED)
+
+    @property
+    def show_skip_reasons(self) -> bool:
+        return self.nothing_ran or self.coverage.most_device_tests_skipped
 
 
 def summarize(
-    records: list[Record], *, malformed: int = 0, fail_on_flaky: bool = False, tail_lines: int = 80
+    records: list[Record],
+    *,
+    malformed: int = 0,
+    fail_on_flaky: bool = False,
+    fail_if_nothing_ran: bool = False,
+    tail_lines: int = 80,
+    ruling: Ruling | None = None,
 ) -> Summary:
     analysis = analyze(records)
+    incomplete = bool(analysis.incomplete_phases)
+    red = bool(analysis.failures) or incomplete
     summary = Summary(
         text="",
         exit_code=0,
@@ -60,16 +93,26 @@ def summarize(
         recovered=analysis.with_outcome("recovered"),
         flaky=analysis.with_outcome("flaky"),
         malformed=malformed,
+        coverage=measure_coverage(records, analysis.verdicts, analysis.phases, red=red),
+        ruling=ruling,
     )
-    red = summary.failures or summary.incomplete or (fail_on_flaky and summary.flaky)
-    if red:
-        summary.exit_code = EXIT_FAILED
-    elif summary.no_tests_ran:
-        summary.exit_code = EXIT_NO_TESTS  # pytest's "no tests collected", never green
-    else:
-        summary.exit_code = EXIT_OK
-    summary.text = _render(summary, analysis, fail_on_flaky, tail_lines, _early_stops(records))
+    summary.exit_code = _exit_code(summary, fail_on_flaky, fail_if_nothing_ran)
+    reasons = _verdict_reasons(summary, fail_on_flaky, fail_if_nothing_ran)
+    summary.text = _render(summary, analysis, tail_lines, _early_stops(records), reasons)
     return summary
+
+
+def _exit_code(summary: Summary, fail_on_flaky: bool, fail_if_nothing_ran: bool) -> int:
+    if summary.ruling is not None:
+        return summary.ruling.code  # the run's own: the verdict line never disagrees with it
+    red = summary.failures or summary.incomplete or summary.coverage.without_verdict
+    if red or (fail_on_flaky and summary.flaky):
+        return EXIT_FAILED
+    if summary.nothing_ran and fail_if_nothing_ran:
+        return EXIT_FAILED
+    if summary.coverage.emptiness == Emptiness.NOTHING_SELECTED:
+        return EXIT_NO_TESTS  # pytest's "no tests collected", never green
+    return EXIT_OK
 
 
 def _early_stops(records: list[Record]) -> list[str]:
@@ -90,9 +133,9 @@ def _early_stops(records: list[Record]) -> list[str]:
 def _render(
     summary: Summary,
     analysis: Analysis,
-    fail_on_flaky: bool,
     tail_lines: int,
     early_stops: list[str],
+    reasons: list[str],
 ) -> str:
     lines = _header(summary)
     multi_run = len(summary.runs) > 1
@@ -109,8 +152,8 @@ def _render(
             "what finished is listed below ***"
         )
     lines += early_stops
-    if summary.no_tests_ran:
-        lines.append("*** no tests ran: the report holds no test verdict ***")
+    if summary.coverage.emptiness == Emptiness.NOTHING_SELECTED:
+        lines.append("*** nothing ran: the report holds no test verdict ***")
     # Only the children that are still failures: one that recovered on retry is not news.
     block = render_resource_failures(
         [f.child for f in summary.failures if f.child is not None], tail_lines=tail_lines
@@ -119,7 +162,12 @@ def _render(
         lines += [block.rstrip("\n"), ""]
     lines += _failures_section(summary.failures, analysis, tail_lines)
     lines += _retried_section(summary.recovered, summary.flaky)
-    lines.append(_verdict_line(summary, fail_on_flaky))
+    lines += last_screen(
+        summary.failures,
+        summary.coverage,
+        show_skips=summary.show_skip_reasons,
+        verdict_line=_verdict_line(summary, reasons),
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -269,14 +317,26 @@ def _retried_section(recovered: list[Verdict], flaky: list[Verdict]) -> list[str
     return lines
 
 
-def _verdict_line(summary: Summary, fail_on_flaky: bool) -> str:
+def _verdict_line(summary: Summary, reasons: list[str]) -> str:
+    suffix = f" ({'; '.join(reasons)})" if reasons else ""
+    return f"simpler: {_verdict_counts(summary)} -> exit {summary.exit_code}{suffix}"
+
+
+def _verdict_counts(summary: Summary) -> str:
+    coverage = summary.coverage
+    if coverage.emptiness == Emptiness.ALL_SKIPPED:
+        return f"nothing ran: {coverage.skipped} of {coverage.tested} skipped"
+    if coverage.emptiness == Emptiness.NOTHING_SELECTED:
+        return "nothing ran: no test selected"
+    if coverage.emptiness == Emptiness.NOTHING_TO_RUN:
+        idle = coverage.idle_phases or tuple(p.name for p in summary.phases)
+        return "nothing to run" + (f" in phase(s) {', '.join(idle)}" if idle else "")
     outcomes = [v.outcome for v in summary.verdicts.values()]
     # An error (setup or teardown) is counted apart from a failure, as pytest counts it.
     errors = sum(
         1 for f in summary.failures if f.verdict is not None and f.verdict.outcome == "error"
     )
-    parts = [] if outcomes else ["no tests ran"]
-    parts += [
+    parts = [
         f"{outcomes.count('passed')} passed",
         f"{len(summary.recovered)} recovered",
         f"{len(summary.flaky)} flaky",
@@ -287,16 +347,22 @@ def _verdict_line(summary: Summary, fail_on_flaky: bool) -> str:
     parts += [
         f"{outcomes.count(o)} {o}" for o in ("skipped", "xfailed", "xpassed") if o in outcomes
     ]
-    reasons = [
-        r
-        for r, applies in (
-            ("INCOMPLETE", summary.incomplete),
-            ("flaky fails the run: --fail-on-flaky", fail_on_flaky and bool(summary.flaky)),
-        )
-        if applies
-    ]
-    suffix = f" ({'; '.join(reasons)})" if reasons else ""
-    return f"simpler: {', '.join(parts)} -> exit {summary.exit_code}{suffix}"
+    if coverage.without_verdict:
+        parts.append(f"{len(coverage.without_verdict)} without a verdict")
+    return ", ".join(parts)
+
+
+def _verdict_reasons(summary: Summary, fail_on_flaky: bool, fail_if_nothing_ran: bool) -> list[str]:
+    """Why the exit code is not what the counts alone would say."""
+    applies = (
+        ("INCOMPLETE", summary.incomplete),
+        ("flaky fails the run: --fail-on-flaky", fail_on_flaky and bool(summary.flaky)),
+        ("--fail-if-nothing-ran", fail_if_nothing_ran and summary.nothing_ran),
+    )
+    reasons = [reason for reason, applies_here in applies if applies_here]
+    if summary.ruling is not None:
+        reasons.append(summary.ruling.reason)
+    return reasons
 
 
 def _exit_text(child: Record) -> str:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
 
 from simpler.orchestrator import run as run_module
 from simpler.orchestrator.context import RunContext
+from simpler.orchestrator.report_phase import report_phase
+from simpler.orchestrator.signals import Interrupted
 from simpler.reporting import report_file
 
 
@@ -64,3 +67,57 @@ def test_without_a_report_phase_the_worst_phase_decides(
 ) -> None:
     _phases(monkeypatch, l2=1)
     assert run_module.run_phases(_context(tmp_path), ["l2", "resource"]) == 1
+
+
+def _last_line(text: str) -> str:
+    return text.rstrip("\n").splitlines()[-1]
+
+
+def test_the_report_is_told_the_runs_exit_code_and_its_verdict_line_says_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # pytest refused the L2 args (a usage error): the run returns 2, and so says the summary.
+    _phases(monkeypatch, l2=2)
+    monkeypatch.setitem(run_module.PHASES, "report", report_phase)
+    code = run_module.run_phases(_context(tmp_path), ["l2", "report"])
+    assert code == 2
+    assert _last_line(capsys.readouterr().out) == (
+        "simpler: 0 passed, 0 recovered, 0 flaky, 1 failed -> exit 2 (usage error in phase l2)"
+    )
+
+
+def test_an_interrupted_run_counts_its_planned_tests_without_a_verdict(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    planned = [f"tests/st/test_a.py::test_{i}" for i in range(4)]
+
+    def l2(ctx: RunContext) -> int:
+        ctx.write("test", nodeid=planned[0], outcome="passed", attempt=1)
+        raise Interrupted(signal.SIGINT)
+
+    _phases(monkeypatch)
+    monkeypatch.setitem(run_module.PHASES, "l2", l2)
+    monkeypatch.setitem(run_module.PHASES, "report", report_phase)
+    ctx = _context(tmp_path)
+    ctx.l2_tests, ctx.resource_tests = planned, []
+    code = run_module.run_phases(ctx, ["l2", "resource", "report"])
+    out = capsys.readouterr().out
+    assert code == 130
+    assert _last_line(out) == (
+        "simpler: 1 passed, 0 recovered, 0 flaky, 1 failed, 3 without a verdict "
+        "-> exit 130 (interrupted by SIGINT)"
+    )
+    assert "*** 3 planned test(s) without a verdict (l2: interrupted by SIGINT) ***" in out
+
+
+def test_a_phase_with_nothing_to_do_is_green_even_under_fail_if_nothing_ran(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _phases(monkeypatch)
+    monkeypatch.setitem(run_module.PHASES, "report", report_phase)
+    ctx = _context(tmp_path)
+    ctx.l2_tests, ctx.resource_tests, ctx.fail_if_nothing_ran = ["tests/st/test_a.py::t"], [], True
+    assert run_module.run_phases(ctx, ["resource", "report"]) == 0
+    assert _last_line(capsys.readouterr().out) == (
+        "simpler: nothing to run in phase(s) resource -> exit 0"
+    )

@@ -1,0 +1,64 @@
+"""A dispatcher-style project's own ``--platform`` and ``--device``, set to what simpler gives
+this process.
+
+A project names its options in its ini file (``simpler_platform_option = platform``,
+``simpler_device_option = device``: the name ``config.getoption`` takes). With the plugin
+active, before the project's ``pytest_configure`` runs (the plugin's first
+``pytest_cmdline_main``, which xdist workers run too), they hold the run's platform and the
+devices this process owns: an xdist worker's one device, a Resource child's allocation,
+otherwise every device of the run; in the spec format ``0-1``, ``4,5``. Inactive (a plain
+pytest run) nothing is touched.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from simpler.devices import format_devices
+from simpler.plugin.device_assignment import worker_device
+from simpler.plugin.options import PROJECT_OPTION_INIS, PluginSettings
+
+__all__ = ["inject_project_options", "missing_project_option"]
+
+PLATFORM_OPTION, DEVICE_OPTION = PROJECT_OPTION_INIS
+
+
+def _dest(config: pytest.Config, key: str) -> str:
+    """The option an ini key names, as ``getoption`` takes it (``--device`` -> ``device``)."""
+    return str(config.getini(key) or "").strip().lstrip("-").replace("-", "_")
+
+
+def missing_project_option(config: pytest.Config) -> str | None:
+    """One line naming an ini key whose option the project does not have; None when both exist."""
+    for key in PROJECT_OPTION_INIS:
+        dest = _dest(config, key)
+        if dest and not hasattr(config.option, dest):
+            return (
+                f"ini {key} = {config.getini(key)}: this project has no option {dest!r} "
+                "(name one its conftest adds, as config.getoption takes it)"
+            )
+    return None
+
+
+def inject_project_options(config: pytest.Config, settings: PluginSettings) -> None:
+    """Set the project's options to this process's platform and devices (a missing one is left
+    to :func:`missing_project_option`, which the caller turns into a usage error)."""
+    if missing_project_option(config) is not None:
+        return
+    platform = _dest(config, PLATFORM_OPTION)
+    if platform:
+        setattr(config.option, platform, settings.platform)
+    device = _dest(config, DEVICE_OPTION)
+    owned = _owned_devices(config, settings)
+    if device and owned:
+        setattr(config.option, device, format_devices(owned))
+
+
+def _owned_devices(config: pytest.Config, settings: PluginSettings) -> list[int]:
+    """An xdist worker owns the one device its controller handed it (none when every device is
+    held: its option keeps what it was, and simpler's own guard fails its device tests)."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:
+        return list(settings.devices)
+    device = worker_device(settings.devices, workerinput)
+    return [] if device is None else [device]

@@ -1,0 +1,170 @@
+"""What ran and what did not: planned tests without a verdict, skips, runs where nothing ran.
+
+Pure computation over report records and the verdicts of ``simpler.reporting.verdicts``.
+``simpler run`` writes what each test phase was to run into that phase's ``start`` record:
+
+- ``planned``: the node ids the phase was to run (the L2 tests of this shard, or its
+  Resource tests), as the up-front collection listed them;
+- ``no_device``: those of them that use no device;
+- ``selected``: how many tests the run's selection holds, every kind together.
+
+A phase that wrote no plan (the suite could not be listed up front, a report of an older
+version) is taken as it was: its tests are the ones that reported.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from simpler.contract import strip_ansi
+from simpler.reporting.report_file import Record
+from simpler.reporting.verdicts import PhaseAccount, Verdict
+
+__all__ = ["Coverage", "Emptiness", "measure_coverage"]
+
+# Phases that select tests from the suite (the retry phase only re-runs what they left).
+SELECTING_PHASES = ("l2", "resource")
+
+
+class Emptiness:
+    """Why a run that ran nothing ran nothing (the empty string: something ran)."""
+
+    NONE = ""
+    ALL_SKIPPED = "all_skipped"  # every test with a verdict skipped
+    NOTHING_SELECTED = "nothing_selected"  # pytest's "no tests collected" (exit 5)
+    NOTHING_TO_RUN = "nothing_to_run"  # the phases asked for had nothing to do: not a failure
+
+
+@dataclass(frozen=True)
+class Coverage:
+    without_verdict: list[str] = field(default_factory=list)  # planned, never reported
+    without_verdict_why: list[str] = field(default_factory=list)  # "l2: interrupted by SIGINT"
+    tested: int = 0  # tests with a verdict
+    skipped: int = 0  # of them, skipped
+    skip_reasons: list[tuple[str, int]] = field(default_factory=list)  # most common first
+    device_tests: int = 0  # tests with a verdict that use a device
+    device_skipped: int = 0
+    emptiness: str = Emptiness.NONE
+    idle_phases: tuple[str, ...] = ()  # test phases that ran with nothing to do
+
+    @property
+    def most_device_tests_skipped(self) -> bool:
+        return self.device_skipped * 2 > self.device_tests > 0
+
+
+def measure_coverage(
+    records: Sequence[Record],
+    verdicts: dict[str, Verdict],
+    phases: Sequence[PhaseAccount],
+    *,
+    red: bool,
+) -> Coverage:
+    """``red``: the run has an unrecovered failure already (then it did not "run nothing")."""
+    plans = _plans(records)
+    planned = {nodeid: phase for phase, plan in plans.items() for nodeid in plan.planned}
+    reported = set(verdicts) | {
+        str(r["nodeid"]) for r in records if r.get("type") == "child" and r.get("nodeid")
+    }
+    missing = [nodeid for nodeid in planned if nodeid not in reported]
+    skipped = [v for v in verdicts.values() if v.outcome == "skipped"]
+    no_device = {nodeid for plan in plans.values() for nodeid in plan.no_device}
+    # Without a plan every test counts as a device test: this is a device suite's runner.
+    device = [v for v in verdicts.values() if v.nodeid not in no_device]
+    emptiness = Emptiness.NONE
+    if not red and not missing:
+        emptiness = _emptiness(verdicts, skipped, plans, phases)
+    return Coverage(
+        without_verdict=missing,
+        without_verdict_why=_why_missing(missing, planned, phases, records),
+        tested=len(verdicts),
+        skipped=len(skipped),
+        skip_reasons=_grouped_reasons(skipped),
+        device_tests=len(device),
+        device_skipped=sum(1 for v in device if v.outcome == "skipped"),
+        emptiness=emptiness,
+        idle_phases=tuple(p for p, plan in plans.items() if not plan.planned),
+    )
+
+
+@dataclass
+class _Plan:
+    planned: list[str] = field(default_factory=list)
+    no_device: set[str] = field(default_factory=set)
+    selected: int | None = None
+
+
+def _plans(records: Iterable[Record]) -> dict[str, _Plan]:
+    plans: dict[str, _Plan] = {}
+    for record in records:
+        if record.get("type") != "phase" or record.get("event") != "start":
+            continue
+        planned = record.get("planned")
+        if not isinstance(planned, list):
+            continue
+        plan = plans.setdefault(str(record.get("phase") or ""), _Plan())
+        plan.planned += [n for n in planned if isinstance(n, str) and n not in plan.planned]
+        no_device = record.get("no_device")
+        plan.no_device |= {n for n in no_device or () if isinstance(n, str)}
+        selected = record.get("selected")
+        if isinstance(selected, int) and not isinstance(selected, bool):
+            plan.selected = max(plan.selected or 0, selected)
+    return plans
+
+
+def _emptiness(
+    verdicts: dict[str, Verdict],
+    skipped: list[Verdict],
+    plans: dict[str, _Plan],
+    phases: Sequence[PhaseAccount],
+) -> str:
+    if verdicts:
+        return Emptiness.ALL_SKIPPED if len(skipped) == len(verdicts) else Emptiness.NONE
+    selecting = [p.name for p in phases if p.name in SELECTING_PHASES]
+    if plans:
+        # Every planning phase had nothing to do: nothing selected, or only another kind.
+        selected = max((plan.selected or 0 for plan in plans.values()), default=0)
+        return Emptiness.NOTHING_TO_RUN if selected else Emptiness.NOTHING_SELECTED
+    if selecting or not phases:
+        return Emptiness.NOTHING_SELECTED  # as pytest says it: no tests collected
+    return Emptiness.NOTHING_TO_RUN  # e.g. only a retry phase, and nothing to retry
+
+
+def _why_missing(
+    missing: list[str],
+    planned: dict[str, str],
+    phases: Sequence[PhaseAccount],
+    records: Sequence[Record],
+) -> list[str]:
+    names = list(dict.fromkeys(planned[nodeid] for nodeid in missing))
+    accounts = {p.name: p for p in phases}
+    stopped = {
+        str(r.get("phase")) for r in records if r.get("type") == "session" and r.get("stopped")
+    }
+    why = []
+    for name in names:
+        account = accounts.get(name)
+        if account is not None and account.interrupted:
+            reason = f"interrupted by {account.interrupted[0]}"
+        elif account is not None and account.errors:
+            reason = "simpler failed inside the phase"
+        elif name in stopped:
+            reason = "pytest stopped early"
+        elif account is not None and account.incomplete:
+            reason = "the phase never ended"
+        else:
+            reason = "no record of them"
+        why.append(f"{name}: {reason}")
+    return why
+
+
+def _grouped_reasons(skipped: list[Verdict]) -> list[tuple[str, int]]:
+    reasons = Counter(_reason(v) for v in skipped)
+    return sorted(reasons.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _reason(verdict: Verdict) -> str:
+    message = verdict.record.get("message")
+    text = " ".join(strip_ansi(str(message or "")).split()).removeprefix("Skipped: ")
+    return text or "(no reason given)"

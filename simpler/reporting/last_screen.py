@@ -1,0 +1,143 @@
+"""The last screen of a summary: what a user sees without scrolling, whatever came above.
+
+Right above the verdict line, an index of the unrecovered failures (one line each, in the
+order of the detailed blocks above, capped at :data:`INDEX_CAP`); above it the planned tests
+that got no verdict, and the skip reasons grouped with counts when nothing ran or most
+device tests skipped. Everything here fits in :data:`LAST_SCREEN` lines together with
+the verdict line, however long the tracebacks above: the skip groups and the names of
+tests without a verdict give way first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from simpler.contract import strip_ansi
+from simpler.reporting.coverage import Coverage
+from simpler.reporting.verdicts import Failure
+
+__all__ = [
+    "INDEX_CAP",
+    "LAST_SCREEN",
+    "SKIP_GROUP_CAP",
+    "index_entry",
+    "last_screen",
+    "skip_groups",
+]
+
+LAST_SCREEN = 40  # lines, the verdict line included: one terminal screen, a CI log's tail
+INDEX_CAP = 30  # failures named in the index; the rest are in the detailed blocks above
+SKIP_GROUP_CAP = 10  # skip reasons shown, most common first
+NAMES_CAP = 5  # planned tests without a verdict named by node id
+_WHY_CHARS = 120  # an index line's reason: the exception's first line, not its traceback
+
+
+def last_screen(
+    failures: Sequence[Failure], coverage: Coverage, *, show_skips: bool, verdict_line: str
+) -> list[str]:
+    """The lines that end the summary, the verdict line last: at most LAST_SCREEN of them."""
+    index = _index(failures)
+    header = 1 if coverage.without_verdict else 0  # the without-verdict line is always shown
+    room = LAST_SCREEN - len(index) - 1 - header
+    skips = skip_groups(coverage, room) if show_skips else []
+    missing = _without_verdict(coverage, room - len(skips) + header)
+    return [*skips, *missing, *index, verdict_line]
+
+
+def skip_groups(coverage: Coverage, room: int = SKIP_GROUP_CAP + 2) -> list[str]:
+    """``Skipped: 9 of 9 test(s), by reason:`` then one ``  count  reason`` line per reason,
+    most common first; at most ``room`` lines (never fewer than the first reason)."""
+    groups = coverage.skip_reasons
+    if not groups:
+        return []
+    shown = _fit(len(groups), SKIP_GROUP_CAP, room - 1)
+    lines = [f"Skipped: {coverage.skipped} of {coverage.tested} test(s), by reason:"]
+    lines += [f"  {count:>4}  {_clip(reason)}" for reason, count in groups[: max(shown, 1)]]
+    rest = groups[max(shown, 1) :]
+    if rest:
+        tests = sum(count for _, count in rest)
+        lines.append(f"  +{len(rest)} more reason(s), {tests} test(s)")
+    return lines
+
+
+def _without_verdict(coverage: Coverage, room: int) -> list[str]:
+    """The planned tests that got no verdict: one line that counts them and says why, then
+    their node ids in what room is left."""
+    missing = coverage.without_verdict
+    if not missing:
+        return []
+    why = "; ".join(coverage.without_verdict_why)
+    lines = [f"*** {len(missing)} planned test(s) without a verdict ({why}) ***"]
+    named = _fit(len(missing), NAMES_CAP, room - 1)
+    lines += [f"  {nodeid}" for nodeid in missing[:named]]
+    if named < len(missing) and room - 1 > named:
+        lines.append(f"  +{len(missing) - named} more")
+    return lines
+
+
+def _fit(items: int, cap: int, room: int) -> int:
+    """How many of ``items`` lines to show in ``room`` lines, keeping one for "+N more"."""
+    shown = max(0, min(items, cap, room))
+    if shown < items:
+        shown = max(0, min(shown, room - 1))
+    return shown
+
+
+def _index(failures: Sequence[Failure]) -> list[str]:
+    if not failures:
+        return []
+    lines = [f"Unrecovered failures: {len(failures)} (details above)"]
+    lines += [
+        f"  {number}) {index_entry(failure)}"
+        for number, failure in enumerate(failures[:INDEX_CAP], 1)
+    ]
+    if len(failures) > INDEX_CAP:
+        lines.append(f"  +{len(failures) - INDEX_CAP} more above")
+    return lines
+
+
+def index_entry(failure: Failure) -> str:
+    """``node id: outcome, rc=R at WHERE (or the exception's first line) [phase]``."""
+    if failure.kind == "phase" and failure.phase is not None:
+        phase = failure.phase
+        if phase.errors:
+            why = f"failed inside simpler: {phase.errors[0]}"
+        elif phase.interrupted:
+            why = f"interrupted by {phase.interrupted[0]}"
+        else:
+            why = f"returncode {phase.returncode}, no failing test reported"
+        return f"phase {phase.name}: {_clip(why)}"
+    verdict, child = failure.verdict, failure.child
+    if failure.kind == "child" and child is not None:
+        name = failure.nodeid or f"child {child.get('label') or '?'}"
+        return f"{name}: {_clip(_child_exit(child))} [{child.get('phase') or '?'}]"
+    assert verdict is not None  # a "test" failure always carries its verdict
+    record = verdict.record
+    if verdict.never_rerun:
+        outcome, why = "poison_skipped, never re-run", ""
+    else:
+        outcome, why = verdict.outcome, _rc_or_message(record)
+    if child is not None and not why:
+        why = f"child {_child_exit(child)}"
+    entry = f"{verdict.nodeid}: {outcome}" + (f", {_clip(why)}" if why else "")
+    return f"{entry} [{verdict.phase or '?'}]"
+
+
+def _rc_or_message(record: dict[str, object]) -> str:
+    if record.get("rc") is not None:
+        where = record.get("where")
+        return f"rc={record['rc']}" + (f" at {where}" if where else "")
+    message = strip_ansi(str(record.get("message") or "")).strip()
+    return message.splitlines()[0] if message else ""
+
+
+def _child_exit(child: dict[str, object]) -> str:
+    if child.get("not_run"):
+        return str(child["not_run"])
+    status = str(child.get("signal") or f"rc={child.get('returncode')}")
+    return status + (" (timed out)" if child.get("timed_out") else "")
+
+
+def _clip(text: str) -> str:
+    text = " ".join(strip_ansi(text).split())
+    return text if len(text) <= _WHY_CHARS else text[: _WHY_CHARS - 3] + "..."

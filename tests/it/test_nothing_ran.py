@@ -1,0 +1,92 @@
+"""Nothing looks green that did not run, and the verdict line never disagrees with the process:
+through ``simpler run`` itself, the way a user and CI meet it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = "tests/it/scenarios/scenario_nothing_ran.py"
+RUN = ("run", "--platform", "a5sim", "--device", "0")
+
+
+def _last(text: str) -> str:
+    return text.rstrip("\n").splitlines()[-1]
+
+
+def test_an_all_skipped_suite_says_nothing_ran_and_fails_only_when_asked(
+    simpler_run: Any,
+) -> None:
+    run = simpler_run(*RUN, "--", SUITE, env={"NOTHING_RAN_MODE": "skip"})
+    assert run.returncode == 0, run.stderr
+    assert _last(run.stdout) == "simpler: nothing ran: 9 of 9 skipped -> exit 0"
+    assert run.stdout.rstrip().splitlines()[-4:-1] == [
+        "Skipped: 9 of 9 test(s), by reason:",
+        "     6  --platform required",
+        "     3  no second card",
+    ]
+    strict = simpler_run(
+        *RUN, "--fail-if-nothing-ran", "--", SUITE, env={"NOTHING_RAN_MODE": "skip"}
+    )
+    assert strict.returncode == 1
+    assert _last(strict.stdout) == (
+        "simpler: nothing ran: 9 of 9 skipped -> exit 1 (--fail-if-nothing-ran)"
+    )
+    again = simpler_run("report", "--file", str(strict.report), "--fail-if-nothing-ran")
+    assert again.returncode == 1 and _last(again.stdout) == _last(strict.stdout)
+
+
+def test_under_github_actions_nothing_ran_is_a_warning_annotation(
+    simpler_run: Any, tmp_path: Path
+) -> None:
+    env = {"NOTHING_RAN_MODE": "skip", "GITHUB_ACTIONS": "true"}
+    env["GITHUB_STEP_SUMMARY"] = str(tmp_path / "step.md")
+    run = simpler_run(*RUN, "--", SUITE, env=env)
+    assert run.returncode == 0
+    warnings = [line for line in run.stdout.splitlines() if line.startswith("::warning")]
+    assert warnings == [
+        "::warning title=Nothing ran::9 of 9 test(s) skipped; most: 6 x --platform required"
+    ]
+    assert (tmp_path / "step.md").read_text().startswith("## :warning: simpler: nothing ran")
+
+
+def test_a_usage_error_is_the_exit_code_of_the_verdict_line(simpler_run: Any) -> None:
+    run = simpler_run(*RUN, "--", "tests/missing")
+    assert run.returncode == 2
+    assert _last(run.stdout).endswith("-> exit 2 (usage error in phase l2)")
+
+
+def test_sigint_mid_run_the_verdict_line_says_130_and_counts_what_got_no_verdict(
+    tmp_path: Path,
+) -> None:
+    mark, report = tmp_path / "blocked", tmp_path / "report.jsonl"
+    env = {
+        **os.environ,
+        "NOTHING_RAN_MODE": "block",
+        "NOTHING_RAN_MARK": str(mark),
+        "SIMPLER_LOCK_DIR": str(tmp_path / "locks"),
+    }
+    argv = [sys.executable, "-m", "simpler", *RUN, "--report", str(report), "--", SUITE]
+    orchestrator = subprocess.Popen(
+        argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 120  # hang guard; the event is the mark file
+        while not mark.exists() and orchestrator.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert mark.exists(), "the blocking test never started"
+        orchestrator.send_signal(signal.SIGINT)
+        out, err = orchestrator.communicate(timeout=120)
+    finally:
+        orchestrator.kill()
+    assert orchestrator.returncode == 130, err
+    last = _last(out)
+    assert last.startswith("simpler: 1 passed, "), out[-3000:]
+    assert last.endswith(" 8 without a verdict -> exit 130 (interrupted by SIGINT)")
+    assert "*** 8 planned test(s) without a verdict (l2: interrupted by SIGINT) ***" in out
