@@ -197,10 +197,10 @@ def test_the_description_names_each_option_as_pytest_does(project: pytest.Pytest
 
 
 def test_a_pytest_that_hides_its_parser_is_refused_not_guessed(project: pytest.Pytester) -> None:
-    # A Config with no ``_parser``, as a future pytest might have.
-    config = cast(
-        pytest.Config, SimpleNamespace(invocation_params=_accepts(project).invocation_params)
-    )
+    # A Config with no ``_parser``, as a future pytest might have: its public face only.
+    real = _accepts(project)
+    public = ("invocation_params", "getini", "getoption", "option", "pluginmanager", "rootpath")
+    config = cast(pytest.Config, SimpleNamespace(**{name: getattr(real, name) for name in public}))
     assert describe_args(config, ["-x"]) is None
     target = project.path / "args.json"
     write_arg_description(config, target)
