@@ -57,6 +57,10 @@ SIM_PLATFORMS = ("a5sim", "a2a3sim")
 # Every platform simpler runs by itself: the simulated cards and a real NVIDIA GPU.
 BUILTIN_PLATFORMS = (*SIM_PLATFORMS, "cuda")
 
+# The key of the one line the plugin's up-front child writes when simpler cannot bind the
+# project (its options, worker fixture, loop or a hook's answer): the orchestrator stops on it.
+USAGE_ERROR_KEY = "usage_error"
+
 # CSI sequences (colours, cursor moves) and OSC sequences (titles, links) a test may print.
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 

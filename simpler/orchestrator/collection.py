@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simpler.contract import USAGE_ERROR_KEY
 from simpler.orchestrator.pytest_args import PYTEST_NO_TESTS, PytestArgs, collection_argv
 from simpler.reporting.nodeids import file_of
 
@@ -93,8 +94,8 @@ def inspect_suite(
         if not described.exists():
             raise ValueError(f"pytest refused the arguments after --: {_error_line(output)}")
         description = json.loads(described.read_text())
-        if description.get("usage_error"):  # the project's options, fixture or loop
-            raise ValueError(str(description["usage_error"]))
+        if description.get(USAGE_ERROR_KEY):  # the project's options, fixture or loop
+            raise ValueError(str(description[USAGE_ERROR_KEY]))
         hook = bool(description.get("runner_hook"))
         parsed = PytestArgs.read(description, pytest_args)
         _check_workers(parsed, devices)
@@ -129,8 +130,8 @@ def _check_hook_answers(listed: Path) -> None:
     if not listed.exists():
         return
     refused = json.loads(listed.read_text())
-    if isinstance(refused, dict) and "usage_error" in refused:
-        raise ValueError(str(refused["usage_error"]))
+    if isinstance(refused, dict) and USAGE_ERROR_KEY in refused:
+        raise ValueError(str(refused[USAGE_ERROR_KEY]))
 
 
 def _check_workers(parsed: PytestArgs, devices: list[int]) -> None:

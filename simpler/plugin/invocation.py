@@ -23,6 +23,7 @@ from typing import Any, NoReturn
 
 import pytest
 
+from simpler.contract import USAGE_ERROR_KEY
 from simpler.plugin.project_binding import binding_problem
 from simpler.plugin.project_runtime import has_runner_hook
 
@@ -160,5 +161,5 @@ def write_arg_description(config: pytest.Config, target: Path) -> None:
     # Whether a conftest or plugin provides a project's runner: the CLI cannot see hooks.
     description["runner_hook"] = has_runner_hook(config)
     # A project's options, worker fixture or loop that simpler cannot bind: one line.
-    description["usage_error"] = binding_problem(config)
+    description[USAGE_ERROR_KEY] = binding_problem(config)
     target.write_text(json.dumps(description))

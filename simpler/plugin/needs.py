@@ -23,9 +23,10 @@ from typing import Any
 
 import pytest
 
+from simpler.contract import USAGE_ERROR_KEY
+
 __all__ = [
     "DEFAULT_RUNTIME",
-    "USAGE_ERROR_KEY",
     "BadHookAnswer",
     "DeviceNeed",
     "check_answers",
@@ -38,8 +39,6 @@ __all__ = [
 ]
 
 DEFAULT_RUNTIME = "default"
-# The listing of a collection refused for a bad hook answer: {USAGE_ERROR_KEY: "one line"}.
-USAGE_ERROR_KEY = "usage_error"
 RUNTIME_HOOK = "pytest_simpler_runtime"
 DEVICE_COUNT_HOOK = "pytest_simpler_device_count"
 
