@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
+from chaos_test_quarantine import QUARANTINE_SCENARIOS, refused_checks, write_quarantine
 
 from simpler import report
 from simpler.reporting.summary import summarize
@@ -66,6 +67,8 @@ class Scenario:
     faulting: tuple[str, ...] = ()  # victims that fault themselves: red is their own verdict
     recovered: tuple[str, ...] = ()  # victims that must be re-run fresh, never meet the fault
     says: str = ""  # what the verdict line (the last line printed) must contain
+    prints: str = ""  # what the output must contain somewhere
+    quarantine: str = ""  # a test quarantine file's text, passed as --quarantine
 
 
 SCENARIOS = [
@@ -151,6 +154,8 @@ SCENARIOS = [
     ),
     # A Resource child leaves a detached grandchild behind: the run reaps it.
     Scenario("detached grandchild", child="detach"),
+    # A test quarantine: the quarantined trigger still runs; expired, it gates; broken, stops.
+    *(Scenario(**spec) for spec in QUARANTINE_SCENARIOS),
 ]
 
 
@@ -199,6 +204,9 @@ def run_once(scenario: Scenario, platform: str, workdir: Path) -> Outcome:
     ]
     for fault in scenario.faults:
         argv += ["--simpler-sim-fault", fault]
+    if scenario.quarantine:
+        quarantine = write_quarantine(workdir, run_id, scenario.quarantine)
+        argv[argv.index("--") : argv.index("--")] = ["--quarantine", str(quarantine)]
     if scenario.split:
         return _split_sessions(scenario, platform, argv, env, report_file, run_id)
     orchestrator = subprocess.Popen(
@@ -223,6 +231,14 @@ def run_once(scenario: Scenario, platform: str, workdir: Path) -> Outcome:
         outcome.checks["exit code"] = rc == scenario.expected_rc
     if not outcome.checks["exit code"]:
         outcome.notes.append(f"exit {rc}, expected {scenario.expected_rc}")
+    if scenario.quarantine and scenario.expected_rc == 2:  # refused: no verdict line, no report
+        checks, note = refused_checks(printed, report_file, scenario.says)
+        checks["exit code"] = checks["exit code"] and outcome.checks["exit code"]
+        outcome.checks.update(checks)
+        outcome.notes += [note] if note else []
+        outcome.report = report_file if report_file.exists() else None  # none to draw
+        outcome.checks["no leftovers"] = _no_leftovers(run_id, outcome)
+        return outcome
     _check_verdict_line(outcome, printed, rc)
     _check_report(outcome, report_file, printed)
     outcome.checks["no leftovers"] = _no_leftovers(run_id, outcome)
@@ -234,7 +250,8 @@ def _check_verdict_line(outcome: Outcome, printed: str, rc: int) -> None:
     lines = printed.rstrip("\n").splitlines()
     last = lines[-1] if lines else ""
     said = re.search(r" -> exit (\d+)", last)
-    if said is None or int(said.group(1)) != rc or outcome.scenario.says not in last:
+    says, prints = outcome.scenario.says, outcome.scenario.prints
+    if said is None or int(said.group(1)) != rc or says not in last or prints not in printed:
         outcome.checks["exit code"] = False
         outcome.notes.append(f"verdict line {last[-90:]!r} for exit {rc}")
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from simpler.contract import EXIT_INFRA, EXIT_USAGE, PHASE_ORDER
 from simpler.devices import parse_devices
+from simpler.history.schema import HistoryUnusable
 from simpler.orchestrator.preflight import check_env_numbers, check_faults, check_platform
 from simpler.usage import OneLineParser, UsageError
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 NOTHING_RAN_HELP = "exit 1 when no test ran (every test skipped, or none selected)"
+QUARANTINE_HELP = "test quarantine (default: $SIMPLER_QUARANTINE or ./simpler-quarantine.toml)"
 
 
 def _positive_int(text: str) -> int:
@@ -82,6 +84,7 @@ def _build_parser() -> OneLineParser:
         help="stop the Resource phase at the first failed child",
     )
     run.add_argument("--junit", type=Path, help="write JUnit XML of every test and child here")
+    run.add_argument("--quarantine", type=Path, metavar="F", help=QUARANTINE_HELP)
     run.add_argument("--shard", metavar="I/N", help="run only the I-th of N balanced shards")
     identity = run.add_mutually_exclusive_group()
     identity.add_argument(
@@ -98,12 +101,19 @@ def _build_parser() -> OneLineParser:
         help="durations.json that every shard shares, to balance on (default: test counts)",
     )
 
+    run.add_argument(
+        "--history",
+        type=Path,
+        help="import this run into a history database when it ends (default: $SIMPLER_HISTORY)",
+    )
+
     rep = commands.add_parser("report", help="print the summary of report files, set the exit code")
     rep.add_argument("--file", action="append", dest="files", help="a report file (repeatable)")
     rep.add_argument("--fail-on-flaky", action="store_true")
     rep.add_argument("--fail-if-nothing-ran", action="store_true", help=NOTHING_RAN_HELP)
     rep.add_argument("--tail-lines", type=_positive_int, default=80)
     rep.add_argument("--junit", type=Path, help="write JUnit XML of every test and child here")
+    rep.add_argument("--quarantine", type=Path, metavar="F", help=QUARANTINE_HELP)
     rep.add_argument(
         "--timeline", type=Path, help="draw the run per device over time (.svg or .html)"
     )
@@ -131,6 +141,7 @@ def _build_parser() -> OneLineParser:
 
     # Dispatched before parsing (it has its own parser); listed here so --help names it.
     commands.add_parser("capacity", help="device-count capacity report", add_help=False)
+    commands.add_parser("history", help="flake scores, quarantine, durations", add_help=False)
 
     life = commands.add_parser("lifecycle", help="the worker lifecycle diagram")
     life.add_argument("--mermaid", action="store_true", required=True)
@@ -143,6 +154,10 @@ def main(argv: list[str] | None = None) -> int:
         from simpler.capacity.command import main as capacity_main
 
         return capacity_main(args_list[1:])
+    if args_list[:1] == ["history"]:
+        from simpler.history.command import main as history_main
+
+        return history_main(args_list[1:])
     own, pytest_args = _split_pytest_args(args_list)
     try:
         args = _build_parser().parse_args(own)
@@ -158,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except HistoryUnusable as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_INFRA
     except OSError as error:
         # Locks, logs, the report: the machine failed us, not the user.
         print(f"error: {error}", file=sys.stderr)
@@ -186,6 +204,7 @@ def _split_pytest_args(argv: list[str]) -> tuple[list[str], list[str]]:
 def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
     from simpler.orchestrator.context import RunContext
     from simpler.orchestrator.pytest_args import requested_xdist_workers
+    from simpler.orchestrator.quarantine_setup import load_run_quarantine, warn_unmatched
     from simpler.orchestrator.run import run_phases
     from simpler.orchestrator.run_identity import check_run_id, run_id_for
 
@@ -211,9 +230,11 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
         )
     check_faults(args.platform, pytest_args)
     check_env_numbers()
+    quarantine = load_run_quarantine(args.quarantine, "simpler run")  # before anything runs
     shard = _shard(args.shard)
     durations = _shard_durations(args.shard_durations) if shard is not None else {}
     listing, parsed_args = _listing(args.platform, devices, phases, pytest_args, shard is not None)
+    warn_unmatched(quarantine, listing)
     l2_files: list[str] | None = None
     resource_tests = listing.resource if listing is not None else None
     if shard is not None and listing is not None:
@@ -251,6 +272,8 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
         l2_tests=l2_tests,
         l2_plain=frozenset(listing.plain) if listing is not None else frozenset(),
         shard=str(shard) if shard else None,
+        history=_history(args.history, phases),
+        test_quarantine=quarantine,
     )
     return run_phases(ctx, phases)
 
@@ -262,6 +285,17 @@ def _l2_tests(listing: SuiteListing | None, files: list[str] | None) -> list[str
     from simpler.reporting.nodeids import file_of
 
     return [n for n in listing.l2 if files is None or file_of(n) in files]
+
+
+def _history(explicit: Path | None, phases: list[str]) -> Path | None:
+    """The database this run goes into when its report phase ends; opened now, so that a
+    file that is not one stops the run before any test (HistoryUnusable: exit 3)."""
+    from simpler.orchestrator.run_history import check_history, history_target
+
+    target = history_target(explicit)
+    if target is not None and "report" in phases:
+        check_history(target)
+    return target
 
 
 def _env_run_id() -> str | None:
@@ -330,6 +364,7 @@ def _listing(
 
 
 def _report(args: argparse.Namespace) -> int:
+    from simpler.orchestrator.quarantine_setup import load_run_quarantine
     from simpler.orchestrator.report_phase import ReportOptions, print_report
     from simpler.reporting import report_file as report
 
@@ -347,6 +382,7 @@ def _report(args: argparse.Namespace) -> int:
         tail_lines=args.tail_lines,
         junit=args.junit,
         timeline=args.timeline,
+        test_quarantine=load_run_quarantine(args.quarantine, "simpler report"),
     )
     return print_report(files, options)
 

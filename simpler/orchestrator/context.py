@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from simpler.orchestrator.pytest_args import PytestArgs
 from simpler.reporting import report_file
 from simpler.reporting.follow import ReportFollower
+from simpler.reporting.quarantine_file import QuarantineFile
 from simpler.reporting.summary import Ruling
 
 if TYPE_CHECKING:
@@ -45,6 +46,9 @@ class RunContext:
     l2_plain: frozenset[str] = frozenset()
     ruling: Ruling | None = None  # what the phases before the report decided the exit code is
     shard: str | None = None
+    history: Path | None = None  # the history database this run is imported into
+    # The test quarantine (simpler-quarantine.toml) loaded before anything ran; None: none.
+    test_quarantine: QuarantineFile | None = None
     current_phase: str = ""
     # Follows the report file: each look reads only what was appended since the last one.
     _follower: ReportFollower | None = field(default=None, init=False, repr=False, compare=False)

@@ -14,6 +14,7 @@ from simpler.orchestrator.pytest_args import (
     PytestCall,
     pytest_call,
 )
+from simpler.orchestrator.quarantine_setup import quarantine_env
 from simpler.scheduler.process import ChildProcess
 
 __all__ = ["phase_call", "phase_exit", "run_pytest"]
@@ -28,7 +29,7 @@ def phase_call(
     extra: list[str],
     user_args: list[str],
 ) -> PytestCall:
-    return pytest_call(
+    call = pytest_call(
         phase=phase,
         platform=ctx.platform,
         devices=devices,
@@ -38,6 +39,9 @@ def phase_call(
         extra=extra,
         user_args=user_args,
     )
+    # Every process marks its quarantined tests' records from the one file the run loaded.
+    call.env.update(quarantine_env(ctx.test_quarantine))
+    return call
 
 
 def run_pytest(call: PytestCall) -> int:

@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simpler.ci import gha
+from simpler.ci.quarantine_markup import quarantine_markdown, quarantine_warnings
 from simpler.contract import EXIT_INFRA, EXIT_USAGE
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.leftovers import leftover_lines
 from simpler.reporting import report_file as report
+from simpler.reporting.quarantine_file import QuarantineFile
 from simpler.reporting.resource_block import latest_children
 from simpler.reporting.summary import Ruling, Summary, select_latest_runs, summarize
 
@@ -34,6 +36,7 @@ class ReportOptions:
     junit: Path | None = None
     timeline: Path | None = None
     ruling: Ruling | None = None  # an exit code the run decided before its summary
+    test_quarantine: QuarantineFile | None = None  # what the summary says of quarantined tests
 
 
 def print_report(paths: Sequence[str | Path], options: ReportOptions) -> int:
@@ -68,8 +71,9 @@ def _print_records(records: list[report.Record], malformed: int, options: Report
         fail_if_nothing_ran=options.fail_if_nothing_ran,
         tail_lines=options.tail_lines,
         ruling=ruling,
+        test_quarantine=options.test_quarantine,
     )
-    text = "\n".join([*_quarantine_lines(records), *leftover_lines(records), summary.text])
+    text = "\n".join([*_device_quarantine_lines(records), *leftover_lines(records), summary.text])
     if gha.is_github_actions():
         _annotate(summary)
         # The summary repeats test output: fenced, it cannot issue workflow commands.
@@ -118,7 +122,7 @@ def _nothing_readable(paths: Sequence[str | Path], malformed: int) -> int:
     return EXIT_INFRA
 
 
-def _quarantine_lines(records: list[report.Record]) -> list[str]:
+def _device_quarantine_lines(records: list[report.Record]) -> list[str]:
     lines = []
     for record in records:
         if record.get("type") == "quarantine":
@@ -131,7 +135,7 @@ def _quarantine_lines(records: list[report.Record]) -> list[str]:
 
 
 def _annotate(summary: Summary) -> None:
-    for line in gha.error_annotations(summary.failures):
+    for line in [*gha.error_annotations(summary.failures), *quarantine_warnings(summary)]:
         print(line)
     warning = gha.nothing_ran_annotation(summary)
     if warning is not None:
@@ -142,6 +146,7 @@ def _step_summary(summary: Summary, records: list[report.Record], timeline: Path
     if not os.environ.get("GITHUB_STEP_SUMMARY"):
         return
     markdown = gha.step_summary_markdown(summary, latest_children(records))
+    markdown += quarantine_markdown(summary)
     if timeline is not None and timeline.exists():
         # The step summary cannot embed files: it names the one the job uploads.
         markdown += f"\n\nTimeline of the run: `{timeline}` (in this job's artifacts)\n"
@@ -184,6 +189,7 @@ def report_phase(ctx: RunContext) -> int:
         tail_lines=ctx.tail_lines,
         junit=ctx.junit,
         ruling=ctx.ruling,
+        test_quarantine=ctx.test_quarantine,
     )
     gc.disable()  # see print_report
     try:

@@ -15,6 +15,7 @@ from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.orchestrator.collection import ListingError, ResourceTest, collect_suite
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.pytest_args import resource_child_argv
+from simpler.orchestrator.quarantine_setup import quarantine_env
 from simpler.orchestrator.signals import Interrupted
 from simpler.reporting.queries import quarantined_devices
 from simpler.scheduler.durations import estimator, load_measurements, record_results
@@ -84,6 +85,7 @@ def _child_env(ctx: RunContext) -> dict[str, str]:
         "SIMPLER_ATTEMPT": "1",
         "SIMPLER_REPORT": str(ctx.report),
         "SIMPLER_PLATFORM": ctx.platform,
+        **quarantine_env(ctx.test_quarantine),
     }
 
 
@@ -94,9 +96,13 @@ def _job(ctx: RunContext, test: ResourceTest) -> Job:
 
 def _finished(ctx: RunContext, result: JobResult) -> None:
     fields = result.serialize()
+    quarantine = ctx.test_quarantine
+    # A child that dies before its test's record still belongs to a quarantined test.
+    marks = quarantine.marks(result.nodeid, ctx.platform) if quarantine and result.nodeid else {}
     ctx.write(
         "child",
         **{name: fields[name] for name in CHILD_FIELDS},
         not_run=result.extra.get("not_run"),
+        **marks,
     )
     announce(result)

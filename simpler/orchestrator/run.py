@@ -24,6 +24,7 @@ from simpler.orchestrator.leftovers import guarded_run
 from simpler.orchestrator.report_phase import report_phase
 from simpler.orchestrator.resource import resource_phase
 from simpler.orchestrator.retry import retry_phase
+from simpler.orchestrator.run_history import import_run
 from simpler.orchestrator.signals import Interrupted
 from simpler.reporting.summary import Ruling
 
@@ -65,9 +66,12 @@ def run_phases(ctx: RunContext, phases: list[str]) -> int:
     if late is not None and "report" in results and not told:
         # The verdict line is printed already: the last line must still say what we return.
         print(f"simpler: interrupted by {late} after the summary -> exit {late.exit_code}")
-    if ruling is not None:
-        return ruling.code
-    return results.get("report", max(results.values(), default=EXIT_OK))
+    code = (
+        ruling.code
+        if ruling is not None
+        else results.get("report", max(results.values(), default=EXIT_OK))
+    )
+    return import_run(ctx, code) if "report" in results else code
 
 
 def _ruling(results: dict[str, int], interrupted: Interrupted | None) -> Ruling | None:

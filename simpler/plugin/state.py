@@ -8,6 +8,7 @@ import pytest
 
 from simpler.plugin.class_progress import ClassProgress
 from simpler.plugin.options import PluginSettings
+from simpler.plugin.quarantine_marks import mark_test_quarantine
 from simpler.plugin.test_records import TestTrace
 from simpler.plugin.worker_pool import WorkerPool
 from simpler.reporting import report_file
@@ -31,4 +32,5 @@ def write_record(settings: PluginSettings, fields: dict[str, Any]) -> None:
     if settings.report is not None:
         record = report_file.make_record(fields.pop("type"), **fields)
         record["phase"] = record["phase"] or (settings.phase or "")
+        mark_test_quarantine(record, settings.platform)
         report_file.append(settings.report, record)

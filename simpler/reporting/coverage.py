@@ -22,7 +22,7 @@ from simpler.contract import strip_ansi
 from simpler.reporting.report_file import Record
 from simpler.reporting.verdicts import PhaseAccount, Verdict
 
-__all__ = ["Coverage", "Emptiness", "measure_coverage"]
+__all__ = ["Coverage", "Emptiness", "early_stop_lines", "measure_coverage"]
 
 # Phases that select tests from the suite (the retry phase only re-runs what they left).
 SELECTING_PHASES = ("l2", "resource")
@@ -86,6 +86,21 @@ def measure_coverage(
         emptiness=emptiness,
         idle_phases=tuple(p for p, plan in plans.items() if not plan.planned),
     )
+
+
+def early_stop_lines(records: Iterable[Record]) -> list[str]:
+    """``-x``/``--maxfail`` stopped a pytest session: the tests it never ran have no verdict."""
+    lines = []
+    for record in records:
+        if record.get("type") != "session" or not record.get("stopped"):
+            continue
+        collected, finished = record.get("collected"), record.get("finished")
+        count = ""
+        if isinstance(collected, int) and isinstance(finished, int):
+            count = f"; {max(collected - finished, 0)} of {collected} selected test(s) not run"
+        phase = str(record.get("phase") or "a")
+        lines.append(f"*** pytest stopped the {phase} phase early: {record['stopped']}{count} ***")
+    return lines
 
 
 @dataclass

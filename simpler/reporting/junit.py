@@ -199,7 +199,9 @@ def _lone_child_case(child: Record) -> TestCase:
     if child_failed(child):
         final = _with_text(Failure(describe_exit(child), _exit_kind(child)), _tail(child))
     address = str(child.get("nodeid") or child.get("label") or "?")
-    facts = "simpler: no test record; " + _child_facts(child)
+    facts = "\n".join(
+        ["simpler: no test record; " + _child_facts(child), *_quarantine_facts(child)]
+    )
     return _case(address, _duration(child), final, [], facts)
 
 
@@ -295,6 +297,7 @@ def _facts(verdict: Verdict, attempts: list[Record]) -> str:
     lines = [", ".join(facts)]
     if verdict.outcome == "recovered":
         lines.append("recovered: re-run in a fresh process after a failure it did not cause")
+    lines += _quarantine_facts(record)
     history = [
         f"{r.get('phase') or '?'} attempt {r.get('attempt', '?')}: {r.get('outcome')}"
         for r in attempts
@@ -302,6 +305,16 @@ def _facts(verdict: Verdict, attempts: list[Record]) -> str:
     if len(history) > 1:
         lines.append("attempts: " + "; ".join(history))
     return "\n".join(lines)
+
+
+def _quarantine_facts(record: Record) -> list[str]:
+    """The JUnit result stays pytest's (a failure is a failure to every JUnit reader); this
+    line says why simpler's exit code ignored it."""
+    if record.get("quarantined") is True:
+        return ["quarantined: its failure does not change simpler's exit code"]
+    if record.get("quarantine_expired"):
+        return [f"quarantine expired {record['quarantine_expired']}: it gates again"]
+    return []
 
 
 def _child_facts(child: Record) -> str:

@@ -10,8 +10,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simpler.contract import EXIT_FAILED, EXIT_NO_TESTS, EXIT_OK, OUTCOME_ORDER, strip_ansi
-from simpler.reporting.coverage import Coverage, Emptiness, measure_coverage
+from simpler.reporting.coverage import Coverage, Emptiness, early_stop_lines, measure_coverage
 from simpler.reporting.last_screen import last_screen
+from simpler.reporting.quarantine_block import (
+    QuarantineLine,
+    quarantine_block,
+    quarantine_lines,
+)
+from simpler.reporting.quarantine_file import QuarantineFile
 from simpler.reporting.report_file import Record
 from simpler.reporting.resource_block import render_resource_failures, tail_block
 from simpler.reporting.verdicts import (
@@ -59,6 +65,8 @@ class Summary:
     malformed: int = 0
     coverage: Coverage = field(default_factory=Coverage)
     ruling: Ruling | None = None
+    quarantined: list[Failure] = field(default_factory=list)  # failures that do not gate
+    quarantine_lines: list[QuarantineLine] = field(default_factory=list)  # the block's tests
 
     @property
     def nothing_ran(self) -> bool:
@@ -78,6 +86,7 @@ def summarize(
     fail_if_nothing_ran: bool = False,
     tail_lines: int = 80,
     ruling: Ruling | None = None,
+    test_quarantine: QuarantineFile | None = None,  # the entries' reasons, for the block
 ) -> Summary:
     analysis = analyze(records)
     incomplete = bool(analysis.incomplete_phases)
@@ -95,10 +104,14 @@ def summarize(
         malformed=malformed,
         coverage=measure_coverage(records, analysis.verdicts, analysis.phases, red=red),
         ruling=ruling,
+        quarantined=analysis.quarantined,
     )
     summary.exit_code = _exit_code(summary, fail_on_flaky, fail_if_nothing_ran)
     reasons = _verdict_reasons(summary, fail_on_flaky, fail_if_nothing_ran)
-    summary.text = _render(summary, analysis, tail_lines, _early_stops(records), reasons)
+    summary.quarantine_lines = quarantine_lines(
+        summary.verdicts, summary.quarantined, summary.failures, test_quarantine
+    )
+    summary.text = _render(summary, analysis, tail_lines, early_stop_lines(records), reasons)
     return summary
 
 
@@ -106,28 +119,13 @@ def _exit_code(summary: Summary, fail_on_flaky: bool, fail_if_nothing_ran: bool)
     if summary.ruling is not None:
         return summary.ruling.code  # the run's own: the verdict line never disagrees with it
     red = summary.failures or summary.incomplete or summary.coverage.without_verdict
-    if red or (fail_on_flaky and summary.flaky):
+    if red or (fail_on_flaky and any(not v.quarantined for v in summary.flaky)):
         return EXIT_FAILED
     if summary.nothing_ran and fail_if_nothing_ran:
         return EXIT_FAILED
     if summary.coverage.emptiness == Emptiness.NOTHING_SELECTED:
         return EXIT_NO_TESTS  # pytest's "no tests collected", never green
     return EXIT_OK
-
-
-def _early_stops(records: list[Record]) -> list[str]:
-    """``-x``/``--maxfail`` stopped a pytest session: the tests it never ran have no verdict."""
-    lines = []
-    for record in records:
-        if record.get("type") != "session" or not record.get("stopped"):
-            continue
-        collected, finished = record.get("collected"), record.get("finished")
-        count = ""
-        if isinstance(collected, int) and isinstance(finished, int):
-            count = f"; {max(collected - finished, 0)} of {collected} selected test(s) not run"
-        phase = _text(record, "phase") or "a"
-        lines.append(f"*** pytest stopped the {phase} phase early: {record['stopped']}{count} ***")
-    return lines
 
 
 def _render(
@@ -162,6 +160,7 @@ def _render(
         lines += [block.rstrip("\n"), ""]
     lines += _failures_section(summary.failures, analysis, tail_lines)
     lines += _retried_section(summary.recovered, summary.flaky)
+    lines += quarantine_block(summary.quarantine_lines)
     lines += last_screen(
         summary.failures,
         summary.coverage,
@@ -344,6 +343,8 @@ def _verdict_counts(summary: Summary) -> str:
     ]
     if errors:
         parts.append(f"{errors} error{'s' if errors > 1 else ''}")
+    if summary.quarantined:  # failed, yet not counted above: their quarantine holds
+        parts.append(f"{len(summary.quarantined)} quarantined")
     parts += [
         f"{outcomes.count(o)} {o}" for o in ("skipped", "xfailed", "xpassed") if o in outcomes
     ]

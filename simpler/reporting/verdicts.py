@@ -46,6 +46,11 @@ class Verdict:
     def never_rerun(self) -> bool:
         return self.outcome == "poison_skipped"
 
+    @property
+    def quarantined(self) -> bool:
+        """Its deciding record says a test quarantine covered it: it does not gate."""
+        return self.record.get("quarantined") is True
+
 
 @dataclass(frozen=True)
 class PhaseAccount:
@@ -73,6 +78,14 @@ class Failure:
     child: Record | None = None  # the failed child job (also attached to a failed test)
     phase: PhaseAccount | None = None
 
+    @property
+    def quarantined(self) -> bool:
+        """A quarantined test's failure: its verdict decides; with no verdict (its child died
+        before its test wrote a record), the child's record, which the orchestrator marks."""
+        if self.verdict is not None:
+            return self.verdict.quarantined
+        return self.child is not None and self.child.get("quarantined") is True
+
 
 @dataclass(frozen=True)
 class Analysis:
@@ -81,6 +94,7 @@ class Analysis:
     phases: list[PhaseAccount]
     failures: list[Failure]
     lifecycle: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (run, worker)
+    quarantined: list[Failure] = field(default_factory=list)  # failures that do not gate
 
     @property
     def incomplete_phases(self) -> list[PhaseAccount]:
@@ -109,12 +123,14 @@ def analyze(records: Sequence[Record]) -> Analysis:
     per_phase = {name: _decide_within_phase(group) for name, group in by_phase.items()}
     verdicts = _merge_phases(per_phase, records)
     phases = _account_phases(by_phase, per_phase)
+    failures = _find_failures(records, verdicts, phases)
     return Analysis(
         runs=list(dict.fromkeys(run for run in map(_run_of, records) if run)),
         verdicts=verdicts,
         phases=phases,
-        failures=_find_failures(records, verdicts, phases),
+        failures=[f for f in failures if not f.quarantined],
         lifecycle=_lifecycle_paths(records),
+        quarantined=[f for f in failures if f.quarantined],
     )
 
 

@@ -24,6 +24,7 @@ LAYERS = (
     ("recovery",),
     ("simpler.scheduler",),
     ("simpler.ci",),
+    ("simpler.history",),
     ("simpler.plugin",),
     ("simpler.orchestrator", "simpler.capacity"),
     ("simpler.cli", "simpler.report", "simpler.__main__"),

@@ -1,0 +1,117 @@
+"""``simpler history durations --out F``: the learned-durations file, from every run the
+history holds instead of from this machine's runs alone.
+
+The file is the scheduler's own format (``simpler.scheduler.durations``): per key,
+``{"seconds": S, "samples": [...], "count": N}`` with the last ``KEPT_SAMPLES`` samples,
+oldest first, and ``seconds`` their median, so the scheduler's estimates, ``--shard-durations``
+and a CI matrix plan read it as they read a file ``simpler run`` wrote. Keys:
+
+- a node id: the duration of each run's passing attempt of the test (passed, recovered,
+  flaky); a failed attempt stopped at an arbitrary point and says nothing of a pass;
+- a Resource label (``attempts.label``) that is no node id: the sum of its tests' passing
+  durations in each run, as a child running them takes that long;
+- ``file:PATH``: the sum of the L2 attempts' durations of a test file in each run, what the
+  L2 phase records for ``--shard`` to balance files on (it counts failed tests too: they
+  took that time in the shard).
+
+A run gives a key at most one sample. The file is replaced atomically: a reader never sees
+half of it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from simpler.contract import PASSING_OUTCOMES, PHASE_ORDER
+from simpler.history.window import WindowRun, select_window, window_runs
+from simpler.reporting.nodeids import file_of
+from simpler.scheduler.durations import KEPT_SAMPLES, Measured
+
+__all__ = ["export_durations", "run_durations"]
+
+_RUN_ATTEMPTS_SQL = (
+    "SELECT nodeid, label, phase, attempt, outcome, duration_s FROM attempts WHERE run_id = ?"
+)
+
+
+def export_durations(
+    conn: sqlite3.Connection,
+    out: Path,
+    *,
+    window_days: float | None = None,
+    last_runs: int | None = None,
+    branch: str | None = None,
+    now: float | None = None,
+) -> int:
+    """Write the durations of the window's runs to ``out``; return the entries written."""
+    window = select_window(window_days=window_days, last_runs=last_runs, branch=branch, now=now)
+    samples: dict[str, list[float]] = defaultdict(list)
+    # Oldest run first, so each key's samples end with its newest, as the format wants.
+    for run in window_runs(conn, window):
+        for key, seconds in run_durations(conn, run).items():
+            samples[key].append(seconds)
+    document = {
+        key: Measured(tuple(values[-KEPT_SAMPLES:]), len(values)).to_json()
+        for key, values in samples.items()
+    }
+    _replace(Path(out), document)
+    return len(document)
+
+
+def run_durations(conn: sqlite3.Connection, run: WindowRun) -> dict[str, float]:
+    """One run's sample per key (the module's docstring)."""
+    rank = {phase: index for index, phase in enumerate(PHASE_ORDER)}
+    passing: dict[str, tuple[tuple[int, int], float, str | None]] = {}
+    files: dict[str, float] = defaultdict(float)
+    for nodeid, label, phase, attempt, outcome, seconds in conn.execute(
+        _RUN_ATTEMPTS_SQL, (run.run_id,)
+    ):
+        if not _is_duration(seconds):
+            continue
+        if phase == "l2":
+            files[f"file:{file_of(nodeid)}"] += seconds
+        order = (rank.get(phase, len(PHASE_ORDER)), attempt)
+        # The test's last passing attempt of the run: a retry's time, if it was retried.
+        if outcome in PASSING_OUTCOMES and order > passing.get(nodeid, ((-1, -1), 0, None))[0]:
+            passing[nodeid] = (order, float(seconds), label)
+    durations: dict[str, float] = dict(files)
+    labels: dict[str, float] = defaultdict(float)
+    for nodeid, (_, seconds, label) in passing.items():
+        durations[nodeid] = seconds
+        if label:
+            labels[label] += seconds
+    for label, seconds in labels.items():
+        # A node id keeps its own time: the scheduler looks a job up by node id first, and a
+        # label that names a test (a child of one test) is that test.
+        durations.setdefault(label, seconds)
+    return durations
+
+
+def _replace(path: Path, document: dict[str, Any]) -> None:
+    """Write ``document`` beside ``path`` and rename it over ``path`` in one step."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            json.dump(document, stream, indent=1, sort_keys=True)
+            stream.write("\n")
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _is_duration(value: object) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )

@@ -1,0 +1,65 @@
+"""``simpler history prune --before DATE``: forget the runs that started before a date.
+
+The history otherwise only grows: a renamed or removed test ages out of every window, but
+its rows stay. Pruning removes whole runs, with their attempts and verdicts (the schema's
+foreign keys cascade), in one transaction: a prune that is killed removes nothing, and a
+reader never sees a run without its verdicts. The write-ahead log is then truncated, so the
+space the deleted pages held is reused; giving it back to the file system is ``VACUUM``,
+which rewrites the whole file and is the caller's choice (``--vacuum``).
+
+A run with no start time is judged by when it was imported, so that it too ages out.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+__all__ = ["PruneResult", "parse_before", "prune_before"]
+
+_DOOMED = "SELECT run_id FROM runs WHERE coalesce(started, imported) < ?"
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    runs_removed: int
+    attempts_removed: int
+
+
+def parse_before(text: str) -> float:
+    """``--before``'s date as unix seconds: an ISO date (midnight) or date-time, UTC unless it
+    names its offset. Raises ValueError with a one-line message."""
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(
+            f"not a date: {text!r} (expected an ISO date or date-time in UTC, "
+            "e.g. 2025-01-31 or 2025-01-31T12:00)"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def prune_before(conn: sqlite3.Connection, before: float, *, vacuum: bool = False) -> PruneResult:
+    """Delete the runs that started before ``before`` (unix seconds) and all their rows."""
+    # Outside a transaction, or SQLite ignores it: without it the cascade would not run and
+    # the attempts of a deleted run would stay behind, counted by no window but never freed.
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        attempts = conn.execute(
+            f"SELECT count(*) FROM attempts WHERE run_id IN ({_DOOMED})", (before,)
+        ).fetchone()[0]
+        runs = conn.execute(
+            "DELETE FROM runs WHERE coalesce(started, imported) < ?", (before,)
+        ).rowcount
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    if vacuum:
+        conn.execute("VACUUM")
+    return PruneResult(runs_removed=runs, attempts_removed=attempts)

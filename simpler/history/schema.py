@@ -1,0 +1,158 @@
+"""The history database: its tables, its version, and how it is opened.
+
+One SQLite file (stdlib ``sqlite3``), written by ``simpler history import`` and by
+``simpler run --history``. WAL lets readers (``flaky``, ``html``) run beside an import, and
+the busy timeout lets two CI jobs import at once: the second waits for the first's
+transaction instead of failing. The schema version is ``PRAGMA user_version``; a database
+written by a newer simpler is refused rather than misread.
+
+Tables (DESIGN.md, "Memory across runs"):
+
+- ``runs``: one row per run id, with where it ran and whether its report was complete;
+- ``attempts``: one row per test record (and per record standing for one: a poison-skip
+  registration, a failed child with no test record), with the cause of a failure;
+- ``verdicts``: one row per (run, test), the test's final outcome in that run, kept by
+  the importer in step with ``attempts``;
+- ``run_phases``: what the importer needs to tell a complete run from an incomplete one
+  across imports.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+__all__ = [
+    "BUSY_TIMEOUT_S",
+    "DEFAULT_DB",
+    "SCHEMA_VERSION",
+    "HistoryUnusable",
+    "connect",
+    "db_path",
+]
+
+SCHEMA_VERSION = 1
+DEFAULT_DB = Path(".simpler") / "history.db"
+# Two CI jobs importing at once: the later waits for the earlier's one transaction per run.
+BUSY_TIMEOUT_S = 60.0
+
+# ``commit`` and ``where`` are SQL keywords: quoted wherever they are named.
+_DDL = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id      TEXT PRIMARY KEY,
+    "commit"    TEXT,
+    branch      TEXT,
+    runner      TEXT,
+    platform    TEXT,
+    started     REAL,           -- unix seconds of the run's first record
+    ended       REAL,           -- unix seconds of its last record
+    complete    INTEGER NOT NULL DEFAULT 0,  -- every phase that started also ended
+    exit_code   INTEGER,        -- the report phase's, else the worst phase's
+    imported    REAL            -- when this row was last written
+);
+CREATE TABLE IF NOT EXISTS attempts (
+    run_id      TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+    nodeid      TEXT NOT NULL,
+    attempt     INTEGER NOT NULL,
+    phase       TEXT NOT NULL,
+    outcome     TEXT NOT NULL,  -- the report's outcome
+    duration_s  REAL,
+    device      INTEGER,
+    runtime     TEXT,
+    rc          INTEGER,
+    "where"     TEXT,
+    cause       TEXT,           -- test, device or infra, NULL when the attempt did not fail
+    own_cause   TEXT,           -- the cause had the run been complete (cause is infra if not)
+    quarantined INTEGER NOT NULL DEFAULT 0,
+    message     TEXT,
+    label       TEXT,           -- a Resource child's label, the key of its durations
+    ts          REAL,           -- the record's time: within a phase, the later record wins
+    PRIMARY KEY (run_id, nodeid, phase, attempt)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS verdicts (
+    run_id      TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+    nodeid      TEXT NOT NULL,
+    outcome     TEXT NOT NULL,  -- the final outcome: the latest phase's last attempt
+    attempts    INTEGER NOT NULL,  -- how many attempts the test had in the run
+    cause       TEXT,           -- the cause of the final outcome when it failed
+    quarantined INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (run_id, nodeid)
+) WITHOUT ROWID;
+-- Each phase of a run per source (one report file's share of it, named by the key of its
+-- first record of the run): shards imported one at a time add up, and a file imported
+-- again, grown, only raises its own counts. A run is complete when every phase that
+-- started in a source also ended there.
+CREATE TABLE IF NOT EXISTS run_phases (
+    run_id      TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+    phase       TEXT NOT NULL,
+    source      TEXT NOT NULL,
+    starts      INTEGER NOT NULL DEFAULT 0,
+    ends        INTEGER NOT NULL DEFAULT 0,
+    returncode  INTEGER,        -- the worst of its end records'
+    PRIMARY KEY (run_id, phase, source)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS verdicts_by_test ON verdicts (nodeid, run_id);
+CREATE INDEX IF NOT EXISTS attempts_by_test ON attempts (nodeid);
+CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started);
+"""
+
+
+class HistoryUnusable(Exception):
+    """The file is not a history database simpler can use: one line, exit 3."""
+
+
+def db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """``--db`` if given, else ``SIMPLER_HISTORY``, else ``.simpler/history.db``."""
+    return Path(explicit or os.environ.get("SIMPLER_HISTORY") or DEFAULT_DB)
+
+
+def connect(path: Path, *, create: bool = True) -> sqlite3.Connection:
+    """The database at ``path``, its tables made if it is new.
+
+    ``create=False`` (the read-only commands) refuses a missing file instead of making one.
+    Raises :class:`HistoryUnusable` for a file that is not an SQLite database (a text file, a
+    truncated one) or one of a newer schema.
+    """
+    if not create and not path.is_file():
+        raise HistoryUnusable(f"history database {path} does not exist (simpler history import)")
+    try:
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    except (sqlite3.Error, OSError) as error:
+        raise HistoryUnusable(f"cannot open history database {path}: {error}") from None
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise HistoryUnusable(
+                f"history database {path} has schema {version}, newer than this simpler's "
+                f"{SCHEMA_VERSION}: upgrade simpler to read it"
+            )
+        conn.execute("PRAGMA foreign_keys = ON")
+        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        if version < SCHEMA_VERSION:
+            _create(conn)
+    except sqlite3.DatabaseError as error:  # "file is not a database", a truncated file
+        conn.close()
+        raise HistoryUnusable(f"{path} is not a usable history database: {error}") from None
+    except HistoryUnusable:
+        conn.close()
+        raise
+    return conn
+
+
+def _create(conn: sqlite3.Connection) -> None:
+    # One immediate transaction: two first imports at once make the tables once.
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+            for statement in _DDL.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

@@ -1,0 +1,150 @@
+"""``simpler history show NODEID``: one test's runs as a strip of marks, oldest to newest,
+and the commits where it flipped.
+
+A mark a run, one character so that a hundred runs fit a terminal line:
+
+- ``.`` passed, with no failed attempt;
+- ``R`` ended green after a failed attempt (a recovered or flaky verdict);
+- ``F`` failed by its own fault (a test-caused failed attempt, a verdict that is not green);
+- ``Q`` the same, while quarantined (the failure did not gate);
+- ``D`` failed, attributed to the device (no failure of its own);
+- ``I`` failed, attributed to infrastructure (no failure of its own, none of the device's);
+- ``s`` skipped.
+
+A failure of its own outranks a device or infra failure in the same run, as in the scores.
+A flip is a change between a pass (``.`` ``R``) and a failure (``F`` ``Q``); ``D``, ``I`` and
+``s`` runs say nothing about the test and are stepped over, so a device fault between two
+passes is no flip.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from simpler.contract import GREEN_OUTCOMES
+from simpler.history.model import StripMark
+from simpler.history.window import WINDOW_CTE, select_window
+
+__all__ = ["LEGEND", "mark_of", "render_show", "test_strip"]
+
+LEGEND = {
+    ".": "passed",
+    "R": "passed after a failed attempt",
+    "F": "failed",
+    "Q": "failed while quarantined",
+    "D": "device fault",
+    "I": "infrastructure",
+    "s": "skipped",
+}
+_PASSES, _FAILURES = frozenset(".R"), frozenset("FQ")
+_COMMIT_SHOWN = 12
+
+_STRIP_SQL = f"""WITH {WINDOW_CTE}
+SELECT r.run_id, r."commit", r.started, v.outcome, v.quarantined,
+       count(a.nodeid) AS failed_attempts,
+       coalesce(max(a.cause = 'test'), 0) AS by_test,
+       coalesce(max(a.cause = 'device'), 0) AS by_device,
+       coalesce(max(a.cause = 'test' AND a.quarantined), 0) AS quarantined_failure
+FROM verdicts AS v
+JOIN runs AS r ON r.run_id = v.run_id
+LEFT JOIN attempts AS a
+    ON a.run_id = v.run_id AND a.nodeid = v.nodeid AND a.cause IS NOT NULL
+WHERE v.nodeid = :nodeid AND v.run_id IN win
+GROUP BY v.run_id
+ORDER BY r.started, r.run_id"""
+
+
+def test_strip(
+    conn: sqlite3.Connection,
+    nodeid: str,
+    *,
+    window_days: float | None = None,
+    last_runs: int | None = None,
+    branch: str | None = None,
+    now: float | None = None,
+) -> list[StripMark]:
+    """``nodeid``'s runs in the window, oldest first, one mark each (the module's docstring)."""
+    window = select_window(window_days=window_days, last_runs=last_runs, branch=branch, now=now)
+    rows = conn.execute(_STRIP_SQL, {**window.params(), "nodeid": nodeid})
+    return [_mark(*row) for row in rows]
+
+
+def _mark(
+    run_id: str,
+    commit: str | None,
+    started: float | None,
+    outcome: str,
+    quarantined: int,
+    failed_attempts: int,
+    by_test: int,
+    by_device: int,
+    quarantined_failure: int,
+) -> StripMark:
+    """One row of _STRIP_SQL as its mark."""
+    mark = mark_of(
+        outcome,
+        failed_attempts=failed_attempts,
+        by_test=bool(by_test),
+        by_device=bool(by_device),
+        quarantined=bool(quarantined or quarantined_failure),
+    )
+    return StripMark(run_id=run_id, commit=commit, mark=mark, started=started)
+
+
+test_strip.__test__ = False  # type: ignore[attr-defined]  # a function, not a pytest test
+
+
+def mark_of(
+    outcome: str, *, failed_attempts: int, by_test: bool, by_device: bool, quarantined: bool
+) -> str:
+    """One run's mark from its verdict and its failed attempts' causes."""
+    if outcome in GREEN_OUTCOMES:
+        if failed_attempts:
+            return "R"
+        return "s" if outcome == "skipped" else "."
+    if by_test:
+        return "Q" if quarantined else "F"
+    if by_device:
+        return "D"
+    if failed_attempts:
+        return "I"
+    # A verdict that is not green with no attributed attempt: DESIGN.md's rule, "otherwise
+    # test". It does not happen with the importer's rows; a strip must still say "failed".
+    return "Q" if quarantined else "F"
+
+
+def render_show(nodeid: str, marks: Sequence[StripMark]) -> str:
+    """The strip on one line, the legend of its marks, then each flip with its runs."""
+    if not marks:
+        return f"no runs of {nodeid} in the history\n"
+    plural = "run" if len(marks) == 1 else "runs"
+    strip = "".join(mark.mark for mark in marks)
+    legend = "  ".join(f"{mark} {meaning}" for mark, meaning in LEGEND.items() if mark in strip)
+    lines = [f"{nodeid}: {len(marks)} {plural}, oldest first", strip, legend]
+    flips = _flips(marks)
+    if not flips:
+        lines.append("flips: none")
+    else:
+        lines.append(f"flips ({len(flips)}):")
+        for before, after in flips:
+            change = "pass -> fail" if after.mark in _FAILURES else "fail -> pass"
+            lines.append(f"  {change}: {_where(before)} -> {_where(after)}")
+    return "\n".join(lines) + "\n"
+
+
+def _flips(marks: Sequence[StripMark]) -> list[tuple[StripMark, StripMark]]:
+    flips = []
+    previous: StripMark | None = None
+    for mark in marks:
+        if mark.mark not in _PASSES and mark.mark not in _FAILURES:
+            continue
+        if previous is not None and (previous.mark in _FAILURES) != (mark.mark in _FAILURES):
+            flips.append((previous, mark))
+        previous = mark
+    return flips
+
+
+def _where(mark: StripMark) -> str:
+    commit = mark.commit[:_COMMIT_SHOWN] if mark.commit else "unknown commit"
+    return f"run {mark.run_id} ({commit})"

@@ -1,0 +1,89 @@
+"""Which runs a history reader looks at: the last DAYS, or the last N runs, of one branch.
+
+Shared by the scores, ``show`` and the durations export, so that ``--window``, ``--runs``
+and ``--branch`` select the same runs in every command. The selection is one SQL common
+table expression, ``win``, that the readers' queries start from, so that SQLite filters the
+big tables by run id instead of Python filtering their rows.
+
+Runs are ordered by ``runs.started``, then run id (two runs that started in the same
+second still have one order). A run without a start time sorts oldest: it is the first to
+leave a ``--runs`` window and is never inside a ``--window DAYS`` one.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import time
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["WINDOW_CTE", "Window", "WindowRun", "select_window", "window_runs"]
+
+DAY_S = 86_400.0
+
+# ``LIMIT -1`` is SQLite's "no limit": one statement serves every window.
+WINDOW_CTE = """win AS (
+    SELECT run_id FROM runs
+    WHERE (:since IS NULL OR started >= :since) AND (:branch IS NULL OR branch = :branch)
+    ORDER BY started DESC, run_id DESC
+    LIMIT :limit
+)"""
+
+
+@dataclass(frozen=True)
+class Window:
+    """The runs that started at or after ``since`` (unix seconds), the last ``limit`` of them,
+    of ``branch``; ``None`` leaves that bound out. Both bounds given: runs inside both."""
+
+    since: float | None = None
+    limit: int | None = None
+    branch: str | None = None
+
+    def params(self) -> dict[str, Any]:
+        """The named parameters of :data:`WINDOW_CTE`."""
+        return {
+            "since": self.since,
+            "branch": self.branch,
+            "limit": -1 if self.limit is None else self.limit,
+        }
+
+
+@dataclass(frozen=True)
+class WindowRun:
+    run_id: str
+    commit: str | None
+    runner: str | None
+    started: float | None
+
+
+def select_window(
+    *,
+    window_days: float | None = None,
+    last_runs: int | None = None,
+    branch: str | None = None,
+    now: float | None = None,
+) -> Window:
+    """The window of ``--window DAYS`` / ``--runs N`` / ``--branch B``, as of ``now``.
+
+    Raises ValueError (one line) for a number of days or runs that is not positive: the
+    CLI refuses those already; this guards other callers from an empty window by mistake.
+    """
+    since = None
+    if window_days is not None:
+        if not (math.isfinite(window_days) and window_days > 0):
+            raise ValueError(f"a window of days must be a positive number, got {window_days!r}")
+        since = (time.time() if now is None else now) - window_days * DAY_S
+    if last_runs is not None and last_runs < 1:
+        raise ValueError(f"a window of runs must be at least 1, got {last_runs!r}")
+    return Window(since=since, limit=last_runs, branch=branch)
+
+
+def window_runs(conn: sqlite3.Connection, window: Window) -> list[WindowRun]:
+    """The runs of ``window``, oldest first."""
+    rows = conn.execute(
+        f'WITH {WINDOW_CTE} SELECT run_id, "commit", runner, started FROM runs '
+        "WHERE run_id IN win ORDER BY started, run_id",
+        window.params(),
+    )
+    return [WindowRun(*row) for row in rows]

@@ -1,0 +1,47 @@
+"""``simpler run --history F`` (or ``SIMPLER_HISTORY``): the run goes into the history database.
+
+The database is opened before any test runs, so a file that is not one stops the run at
+once (one line, exit 3) instead of after an hour of tests. The run is imported when its
+report phase has ended, from the records the run already holds in memory: the report
+file is not read again, so the import costs the run almost nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from simpler.contract import EXIT_INFRA
+from simpler.history.importer import import_records
+from simpler.history.schema import connect
+from simpler.orchestrator.context import RunContext
+
+__all__ = ["check_history", "history_target", "import_run"]
+
+
+def history_target(explicit: Path | None) -> Path | None:
+    """``--history`` if given, else ``SIMPLER_HISTORY``, else no history for this run."""
+    chosen = explicit or os.environ.get("SIMPLER_HISTORY") or None
+    return Path(chosen).resolve() if chosen else None
+
+
+def check_history(path: Path) -> None:
+    """Open (and if new, create) the database now; raises ``HistoryUnusable``."""
+    connect(path).close()
+
+
+def import_run(ctx: RunContext, returncode: int) -> int:
+    """Import this run; the run's exit code, or 3 with one line when the import failed."""
+    if ctx.history is None:
+        return returncode
+    try:
+        conn = connect(ctx.history)
+        try:
+            import_records(conn, ctx.records(), source=str(ctx.report), only_run=ctx.run_id)
+        finally:
+            conn.close()
+    except Exception as error:  # the database, the disk, a bug: one line, exit 3
+        print(f"simpler: run not imported into {ctx.history}: {error}", file=sys.stderr)
+        return EXIT_INFRA
+    return returncode

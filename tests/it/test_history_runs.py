@@ -1,0 +1,200 @@
+"""Ten seeded runs of a small device suite, imported into the history as a team's CI would.
+
+The suite (scenarios/scenario_history_suite.py) has two stable tests, one broken test, one
+test a device fault is injected into on its first attempt in runs 2, 5 and 8 (so it fails
+and passes on its retry: flaky), and its victim, poison-skipped in runs 5 and 8 where the
+card cannot be reset and recovered by the retry phase. Whatever the order the reports are
+imported in, and however often, the history must say the same: the fault's trigger is
+flaky, the broken test broken, and the victim stable with two failures that were the
+device's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from simpler import report
+from simpler.scheduler.durations import load_measurements
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = "tests/it/scenarios/scenario_history_suite.py"
+STABLE = [f"{SUITE}::TestStable::test_noop", f"{SUITE}::TestStable::test_add"]
+BROKEN = f"{SUITE}::TestBroken::test_always_fails"
+FLAKY = f"{SUITE}::TestFlaky::test_launch"
+VICTIM = f"{SUITE}::TestVictim::test_add_after_the_fault"
+RUNS = 10
+FLAKY_RUNS = {2, 5, 8}  # the fault on TestFlaky's first attempt
+STUCK_CARD_RUNS = {5, 8}  # ... and a card no force reset heals: its victim is poison-skipped
+
+
+def _simpler(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "simpler", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "SIMPLER_OP_TIMEOUT_MS": "150", **(env or {})},
+    )
+
+
+def _seeded_run(number: int, out: Path) -> Path:
+    faults = []
+    if number in FLAKY_RUNS:
+        faults.append("hang@TestFlaky#1")
+    if number in STUCK_CARD_RUNS:
+        faults.append("force_reset_fail")
+    path = out / f"run-{number:02d}.jsonl"
+    device = str(number % 2)  # two runs at a time, each on a card of its own
+    run = _simpler(
+        "run", "--platform", "a5sim", "--device", device, "--report", str(path),
+        "--run-id", f"seeded-{number:02d}", "--", SUITE,
+        env={"SIMPLER_SIM_FAULTS": ",".join(faults)},
+    )  # fmt: skip
+    # The broken test fails every run: red, and nothing else is.
+    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]
+    return path
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    out = tmp_path_factory.mktemp("seeded")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(lambda n: _seeded_run(n, out), range(1, RUNS + 1)))
+
+
+def _import(db: Path, paths: list[Path]) -> None:
+    for path in paths:
+        number = int(path.stem.split("-")[1])
+        imported = _simpler(
+            "history", "import", str(path), "--db", str(db),
+            "--commit", f"c{number:02d}", "--branch", "main", "--runner", f"host-{number % 2}",
+        )  # fmt: skip
+        assert imported.returncode == 0, imported.stderr
+
+
+def _flaky(db: Path) -> list[dict[str, Any]]:
+    shown = _simpler("history", "flaky", "--db", str(db), "--format", "json")
+    assert shown.returncode == 0, shown.stderr
+    scores: list[dict[str, Any]] = json.loads(shown.stdout)
+    return scores
+
+
+def _tables(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    with sqlite3.connect(db) as conn:
+        return {
+            "runs": conn.execute(
+                'SELECT run_id, "commit", branch, runner, started, ended, complete, exit_code '
+                "FROM runs ORDER BY run_id"
+            ).fetchall(),
+            "attempts": conn.execute("SELECT * FROM attempts ORDER BY 1, 2, 3, 4").fetchall(),
+            "verdicts": conn.execute("SELECT * FROM verdicts ORDER BY 1, 2").fetchall(),
+        }
+
+
+@pytest.fixture(scope="module")
+def history(reports: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("history") / "history.db"
+    _import(db, reports)
+    return db
+
+
+def test_any_order_and_twice_give_the_same_table(
+    reports: list[Path], history: Path, tmp_path: Path
+) -> None:
+    shuffled = list(reports)
+    random.Random(24).shuffle(shuffled)
+    again = tmp_path / "again.db"
+    _import(again, shuffled)
+    _import(again, list(reversed(reports)))
+    assert _flaky(again) == _flaky(history)
+    assert _tables(again) == _tables(history)
+    assert len(_tables(again)["runs"]) == RUNS
+
+
+def test_the_victim_is_stable_and_its_failures_were_the_device(history: Path) -> None:
+    scores = {s["nodeid"]: s for s in _flaky(history)}
+    victim = scores[VICTIM]
+    assert (victim["runs"], victim["passed"], victim["failed_test"]) == (RUNS, RUNS, 0)
+    assert victim["failed_device"] == len(STUCK_CARD_RUNS)
+    assert victim["state"] == "stable"
+    flaky = scores[FLAKY]
+    assert flaky["state"] == "flaky"
+    assert flaky["pass_on_retry"] == len(FLAKY_RUNS) == flaky["failed_test"]
+    assert flaky["failed_device"] == 0
+    broken = scores[BROKEN]
+    assert broken["state"] == "broken"
+    assert broken["failed_test"] == RUNS and broken["passed"] == 0
+    for nodeid in STABLE:
+        assert scores[nodeid]["state"] == "stable"
+        assert scores[nodeid]["failed_test"] == scores[nodeid]["failed_device"] == 0
+    ranked = [s["nodeid"] for s in _flaky(history)]
+    assert ranked.index(BROKEN) < ranked.index(FLAKY) < ranked.index(VICTIM)
+
+
+def test_show_marks_the_device_runs_of_the_victim(history: Path) -> None:
+    shown = _simpler("history", "show", VICTIM, "--db", str(history))
+    assert shown.returncode == 0, shown.stderr
+    strip = "".join("D" if n in STUCK_CARD_RUNS else "." for n in range(1, RUNS + 1))
+    assert strip in shown.stdout
+    flaky = _simpler("history", "show", FLAKY, "--db", str(history))
+    assert "".join("R" if n in FLAKY_RUNS else "." for n in range(1, RUNS + 1)) in flaky.stdout
+
+
+def test_durations_from_the_history_feed_the_scheduler(history: Path, tmp_path: Path) -> None:
+    out = tmp_path / "durations.json"
+    written = _simpler("history", "durations", "--db", str(history), "--out", str(out))
+    assert written.returncode == 0, written.stderr
+    measured = load_measurements(out)
+    for nodeid in STABLE:
+        assert measured[nodeid].count == RUNS
+        assert measured[nodeid].seconds > 0
+    assert BROKEN not in measured  # a failure measures nothing
+
+
+def _quarantine_file(path: Path, expires: date) -> Path:
+    path.write_text(
+        "[[quarantine]]\n"
+        f'nodeid = "{SUITE}::TestBroken"\n'
+        'reason = "the golden is wrong; fix in review"\n'
+        'owner = "device-team"\n'
+        f"expires = {expires.isoformat()}\n"
+    )
+    return path
+
+
+def test_quarantining_the_broken_test_runs_it_and_turns_the_run_green(tmp_path: Path) -> None:
+    entries = _quarantine_file(tmp_path / "q.toml", date.today() + timedelta(days=30))
+    path = tmp_path / "report.jsonl"
+    run = _simpler(
+        "run", "--platform", "a5sim", "--device", "0", "--report", str(path),
+        "--quarantine", str(entries), "--", SUITE,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    broken = [r for r in report.read(path) if r["type"] == "test" and r["nodeid"] == BROKEN]
+    assert [(r["outcome"], r.get("quarantined")) for r in broken] == [("failed", True)]
+    quarantined_block = run.stdout[run.stdout.index("Quarantined") :]
+    assert BROKEN in quarantined_block and "the golden is wrong" in quarantined_block
+    assert run.stdout.rstrip().splitlines()[-1].endswith("-> exit 0")
+
+
+def test_an_expired_entry_gates_again(tmp_path: Path) -> None:
+    entries = _quarantine_file(tmp_path / "q.toml", date.today() - timedelta(days=1))
+    run = _simpler(
+        "run", "--platform", "a5sim", "--device", "1", "--report", str(tmp_path / "r.jsonl"),
+        "--quarantine", str(entries), "--", SUITE,
+    )  # fmt: skip
+    assert run.returncode == 1, run.stdout[-3000:]
+    assert "gates again" in run.stdout
+    assert run.stdout.rstrip().splitlines()[-1].endswith("-> exit 1")
