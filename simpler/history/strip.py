@@ -4,10 +4,10 @@ and the commits where it flipped.
 A mark a run, one character so that a hundred runs fit a terminal line:
 
 - ``.`` passed, with no failed attempt;
-- ``R`` ended green after a failed attempt (a recovered or flaky verdict);
+- ``R`` ended green after a failed attempt of its own (a recovered or flaky verdict);
 - ``F`` failed by its own fault (a test-caused failed attempt, a verdict that is not green);
 - ``Q`` the same, while quarantined (the failure did not gate);
-- ``D`` failed, attributed to the device (no failure of its own);
+- ``D`` failed, attributed to the device (no failure of its own), recovered or not;
 - ``I`` failed, attributed to infrastructure (no failure of its own, none of the device's);
 - ``s`` skipped.
 
@@ -100,9 +100,13 @@ def mark_of(
 ) -> str:
     """One run's mark from its verdict and its failed attempts' causes."""
     if outcome in GREEN_OUTCOMES:
-        if failed_attempts:
+        if not failed_attempts:
+            return "s" if outcome == "skipped" else "."
+        # Green in the end: the mark still names whose failure the run had, so a victim
+        # recovered by the fresh-process retry reads as the device's, never as flaky.
+        if by_test:
             return "R"
-        return "s" if outcome == "skipped" else "."
+        return "D" if by_device else "I"
     if by_test:
         return "Q" if quarantined else "F"
     if by_device:

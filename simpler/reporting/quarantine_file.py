@@ -31,6 +31,7 @@ __all__ = [
     "QuarantineFile",
     "QuarantineFileError",
     "add_entries",
+    "entry_block",
     "load_quarantine",
     "parse_quarantine",
     "remove_entries",
@@ -188,7 +189,7 @@ def add_entries(
         return []
     if text and not text.endswith(("\n", "\r")):
         text += "\n"
-    text += "".join("\n" + _block(entry) for entry in added)
+    text += "".join("\n" + entry_block(entry) for entry in added)
     _write_checked(target, text, today)
     return added
 
@@ -378,7 +379,7 @@ def _write_checked(target: Path, text: str, today: date | None) -> None:
     write_atomically(target, lambda stream: stream.write(data))
 
 
-def _block(entry: QuarantineEntry) -> str:
+def entry_block(entry: QuarantineEntry) -> str:
     lines = ["[[quarantine]]", f"nodeid = {toml_string(entry.nodeid)}"]
     lines.append(f"reason = {toml_string(entry.reason)}")
     lines += [

@@ -15,11 +15,24 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 NAMES = ("chromium", "chromium-browser")
 # A guard against a browser that hangs, not a wait for anything: each call returns when
 # Chromium exits, in about a second.
 TIMEOUT_S = 120
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def browser_or_skip(profile: Path) -> Browser:
+    """A browser for the calling test, or a skip that says what to install."""
+    executable = find()
+    if executable is None:
+        pytest.skip(
+            "headless Chromium not installed (Debian package chromium): "
+            f"none of {', '.join(NAMES)} on PATH"
+        )
+    return Browser(executable, profile)
 
 
 def find() -> str | None:

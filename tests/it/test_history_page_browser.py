@@ -4,7 +4,6 @@ and off, and the strips found, cell by cell and in order, in the colours of a sc
 
 from __future__ import annotations
 
-from html.parser import HTMLParser
 from itertools import pairwise
 from pathlib import Path
 from typing import NamedTuple
@@ -12,6 +11,7 @@ from typing import NamedTuple
 import headless_chromium
 import pytest
 from headless_chromium import Browser, colour_runs, hex_rgb, read_png
+from history_page_dom import read_rows
 
 from simpler.history.model import LastFailure, StripMark, TestScore
 from simpler.history.page import MARKS, render_page
@@ -75,13 +75,7 @@ def _strips() -> dict[str, list[StripMark]]:
 
 @pytest.fixture
 def browser(tmp_path: Path) -> Browser:
-    executable = headless_chromium.find()
-    if executable is None:
-        pytest.skip(
-            "headless Chromium not installed (Debian package chromium): "
-            f"none of {', '.join(headless_chromium.NAMES)} on PATH"
-        )
-    return Browser(executable, tmp_path / "chromium-profile")
+    return headless_chromium.browser_or_skip(tmp_path / "chromium-profile")
 
 
 class Page(NamedTuple):
@@ -111,63 +105,8 @@ def page(tmp_path: Path, request: pytest.FixtureRequest) -> Page:
     return Page(path, request.param)
 
 
-class _Rows(HTMLParser):
-    """The flaky table's rows as text, cell by cell, and each strip's letters and tooltips."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.rows: list[dict[str, str]] = []
-        self.strips: list[list[tuple[str, str]]] = []
-        self.hidden: list[bool] = []
-        self.tags: set[str] = set()
-        self._in_table = self._in_body = False
-        self._cell: str | None = None
-        self._mark: str | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        found = dict(attrs)
-        self.tags.add(f"{tag}#{found['id']}" if found.get("id") else tag)
-        if tag == "table":
-            self._in_table = found.get("id") == "scores"
-        elif tag == "tbody" and self._in_table:
-            self._in_body = True
-        elif tag == "tr" and self._in_body:
-            self.rows.append({})
-            self.strips.append([])
-            self.hidden.append("hidden" in found)
-        elif tag == "td" and self._in_body:
-            self._cell = (found.get("class") or "").split()[0]
-            self.rows[-1][self._cell] = ""
-        elif tag == "span" and self._cell == "strip" and "m" in (found.get("class") or "").split():
-            self._mark = found.get("title") or ""
-            self.strips[-1].append(("", self._mark))
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("table", "tbody"):
-            self._in_table = self._in_table and tag == "tbody"
-            self._in_body = False
-        elif tag == "td":
-            self._cell = None
-        elif tag == "span":
-            self._mark = None
-
-    def handle_data(self, data: str) -> None:
-        if self._cell is not None:
-            self.rows[-1][self._cell] += data
-        if self._mark is not None:
-            letter, title = self.strips[-1][-1]
-            self.strips[-1][-1] = (letter + data, title)
-
-
-def _read(dom: str) -> _Rows:
-    rows = _Rows()
-    rows.feed(dom)
-    rows.close()
-    return rows
-
-
 def test_the_browser_shows_each_row_and_its_strip(browser: Browser, page: Page) -> None:
-    seen = _read(browser.dump_dom(page.path))
+    seen = read_rows(browser.dump_dom(page.path))
     # The filter box is the script's own doing: it proves whether the script ran.
     assert ("input#filter" in seen.tags) is page.scripts
     assert [row["nodeid"] for row in seen.rows] == list(STRIPS)

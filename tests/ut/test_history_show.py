@@ -26,10 +26,10 @@ def marks(conn: sqlite3.Connection, nodeid: str = "t.py::a", **window: object) -
 
 
 def test_each_kind_of_run_has_its_mark(conn: sqlite3.Connection) -> None:
-    # passed, flaky, failed, recovered, device, poison-skipped, infra, quarantined, skipped,
-    # xfailed, and its own failure followed by a device fault.
+    # passed, flaky, failed, a victim recovered by the retry, device, poison-skipped, infra,
+    # quarantined, skipped, xfailed, and its own failure followed by a device fault.
     seed(conn, {"t.py::a": ".RFVDPIQsxB"})
-    assert marks(conn) == ".RFRDDIQs.F"
+    assert marks(conn) == ".RFDDDIQs.F"  # a recovered victim is the device's, not flaky
 
 
 def test_the_strip_runs_oldest_first_and_skips_runs_without_the_test(

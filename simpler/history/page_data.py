@@ -1,0 +1,104 @@
+"""``simpler history html OUT``: gather what the page shows from the database and write it.
+
+The page itself (markup, style, the one inline script) is :mod:`simpler.history.page`;
+this module only reads: the scores of the window, a strip for each test worth looking at,
+and the failed attempts counted by cause. It writes the file atomically (a temporary file
+renamed over OUT), so a CI step that publishes the page never uploads half of one.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import tempfile
+import time
+from pathlib import Path
+
+from simpler.history.model import StripMark, TestScore
+from simpler.history.page import render_page
+from simpler.history.scores import compute_scores
+from simpler.history.strip import test_strip
+from simpler.history.window import WINDOW_CTE, select_window
+
+__all__ = ["attribution_counts", "write_page"]
+
+# A history of thousands of green tests would make a page of thousands of dots that says
+# nothing; every test with an unusual run gets its strip, green ones up to this many.
+MAX_PLAIN_STRIPS = 200
+
+_ATTRIBUTION_SQL = f"""WITH {WINDOW_CTE}
+SELECT cause, count(*) FROM attempts
+WHERE run_id IN win AND cause IS NOT NULL
+GROUP BY cause"""
+
+
+def attribution_counts(
+    conn: sqlite3.Connection,
+    *,
+    window_days: float | None = None,
+    last_runs: int | None = None,
+    branch: str | None = None,
+    now: float | None = None,
+) -> dict[str, int]:
+    """The window's failed attempts counted by cause (test, device, infra)."""
+    window = select_window(window_days=window_days, last_runs=last_runs, branch=branch, now=now)
+    return {cause: count for cause, count in conn.execute(_ATTRIBUTION_SQL, window.params())}
+
+
+def write_page(
+    conn: sqlite3.Connection,
+    out: Path,
+    *,
+    source: Path,
+    window_days: float | None = None,
+    last_runs: int | None = None,
+    branch: str | None = None,
+    now: float | None = None,
+) -> int:
+    """Write the page for the window to ``out``; return how many tests it lists."""
+    bounds = {"window_days": window_days, "last_runs": last_runs, "branch": branch, "now": now}
+    scores = compute_scores(conn, **bounds)  # type: ignore[arg-type]
+    strips: dict[str, list[StripMark]] = {}
+    plain = 0
+    for score in scores:
+        if not _unusual(score):
+            if plain >= MAX_PLAIN_STRIPS:
+                continue
+            plain += 1
+        strips[score.nodeid] = test_strip(conn, score.nodeid, **bounds)  # type: ignore[arg-type]
+    html = render_page(
+        scores,
+        strips,
+        attribution_counts(conn, **bounds),  # type: ignore[arg-type]
+        title=f"simpler history: {source.name}",
+        generated=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(now)),
+        window=_describe_window(window_days, last_runs, branch),
+    )
+    _write_atomically(out, html)
+    return len(scores)
+
+
+def _unusual(score: TestScore) -> bool:
+    return bool(score.failed_test or score.failed_device or score.failed_infra)
+
+
+def _describe_window(window_days: float | None, last_runs: int | None, branch: str | None) -> str:
+    parts = []
+    if window_days is not None:
+        parts.append(f"last {window_days:g} days")
+    if last_runs is not None:
+        parts.append(f"last {last_runs} runs")
+    parts.append(f"branch {branch}" if branch else "all branches")
+    return ", ".join(parts) if len(parts) > 1 or branch else "every run held, all branches"
+
+
+def _write_atomically(out: Path, text: str) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, out)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
