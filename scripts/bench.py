@@ -534,6 +534,15 @@ BENCHMARKS: dict[str, Callable[[int], list[Figure]]] = {
     "child_startup": lambda repeats: _figures("bench_recovery", "child_startup", repeats),
     "learned_durations": lambda repeats: _figures("bench_durations", "durations_figures", repeats),
     "report_history": lambda repeats: _figures("bench_history", "history_figures", repeats),
+    # A long history: its import (at most 3 repeats: each reads 0.5 GB of reports), its
+    # scores, and what --history costs a run.
+    "history_import": lambda repeats: _figures(
+        "bench_history_import", "import_figures", min(repeats, 3)
+    ),
+    "history_flaky": lambda repeats: _figures("bench_history_flaky", "flaky_figures", repeats),
+    "history_run": lambda repeats: _figures(
+        "bench_history_run", "run_overhead_figures", min(repeats, 5)
+    ),
     "report": report_summary,
     "capacity": capacity_report,
     "no_device_l2": no_device_l2,

@@ -6,7 +6,8 @@ Two figures for ``nox -s bench`` (issue 24):
   the ``sqlite3`` module and fetched, nothing else): what simpler adds around the query
   (flips, same-commit flips, last failures, device sensitivity, the sort) must stay within
   3x of the query itself;
-- ``compute_scores`` against one second, the absolute goal.
+- the command a person types, ``simpler history flaky --db F`` (a process of its own: start,
+  scores, the table printed), against one second, the absolute goal.
 
 The database is filled by :func:`fill_bench_db` with direct inserts (no report files), so
 the figure measures the scores, not an import; :func:`flaky_figures` takes another filler
@@ -28,10 +29,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench import Figure
+from bench import Figure, _command_seconds
 
 from simpler.history.schema import connect
 from simpler.history.scores import SCORES_SQL, compute_scores
+from simpler.history.suites import record_suite
 from simpler.history.window import select_window
 
 __all__ = ["BENCH_RUNS", "BENCH_TESTS", "fill_bench_db", "flaky_figures"]
@@ -92,9 +94,6 @@ def fill_bench_db(conn: sqlite3.Connection) -> int:
                     (run_id, nodeid, 2, "retry", "failed", seconds, retry_device, cause, message)
                 )
                 verdicts.append((run_id, nodeid, "failed", 2, cause))
-    # The node id indexes take rows in scattered order: with SQLite's default 2 MiB cache the
-    # fill takes twice as long. This connection only; the measured one has the default.
-    conn.execute("PRAGMA cache_size = -262144")
     conn.execute("BEGIN")
     conn.executemany(
         'INSERT INTO runs (run_id, "commit", branch, runner, platform, started, ended, complete) '
@@ -110,6 +109,8 @@ def fill_bench_db(conn: sqlite3.Connection) -> int:
         "INSERT INTO verdicts (run_id, nodeid, outcome, attempts, cause) VALUES (?, ?, ?, ?, ?)",
         verdicts,
     )
+    for run in runs:
+        record_suite(conn, run[0], nodeids)  # every run had every test
     conn.execute("COMMIT")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return len(attempts)
@@ -149,6 +150,9 @@ def flaky_figures(
             tests = len(compute_scores(conn))
         finally:
             conn.close()
+        command = [sys.executable, "-m", "simpler", "history", "flaky", "--db", str(path)]
+        _command_seconds(command)  # the page cache and .pyc files, as any second run finds
+        command_s = statistics.median(_command_seconds(command) for _ in range(repeats))
     hand_s, scores_s = statistics.median(hand_times), statistics.median(scores_times)
     detail = (
         f"compute_scores {scores_s:.3f}s, SCORES_SQL by hand {hand_s:.3f}s "
@@ -163,10 +167,10 @@ def flaky_figures(
             RATIO_GOAL,
         ),
         Figure(
-            f"history flaky: {attempts / 1e6:.1f}M attempts within {SECONDS_GOAL:g} s",
-            scores_s / SECONDS_GOAL,
+            f"history flaky command: {attempts / 1e6:.1f}M attempts in {SECONDS_GOAL:g} s",
+            command_s / SECONDS_GOAL,
             f"{SECONDS_GOAL:g} second",
-            detail,
+            f"`simpler history flaky` {command_s:.3f}s (median of {repeats}, a process each)",
             1.0,
         ),
     ]

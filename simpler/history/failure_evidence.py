@@ -29,12 +29,12 @@ from simpler.history.window import WindowRun
 __all__ = ["Evidence", "card_of", "gather_evidence"]
 
 _PASSING = tuple(sorted(PASSING_OUTCOMES))
-# Where a test ran: its attempts that passed or failed by its own fault. Reached through its
-# verdicts (the index verdicts_by_test) and the attempts' primary key, so that no index of
-# attempts by node id is needed.
+# Where a test ran: its attempts that passed or failed by its own fault. Reached run by run
+# through the primary keys (run, node id), so that no index by node id is needed: the CROSS
+# JOIN keeps SQLite from scanning every attempt for the node id instead.
 _PLACES_SQL = (
-    "SELECT a.run_id, a.device FROM verdicts AS v JOIN attempts AS a "
-    "ON a.run_id = v.run_id AND a.nodeid = v.nodeid WHERE v.nodeid = ? "
+    "SELECT a.run_id, a.device FROM runs AS r CROSS JOIN attempts AS a "
+    "ON a.run_id = r.run_id AND a.nodeid = ? WHERE 1 "
     f"AND (a.cause = 'test' OR a.outcome IN ({', '.join('?' * len(_PASSING))}))"
 )
 _PHASE_RANK = {phase: rank for rank, phase in enumerate(PHASE_ORDER)}
@@ -109,7 +109,11 @@ def gather_evidence(
 
 def _present(conn: sqlite3.Connection, nodeid: str, position: Mapping[str, int]) -> list[int]:
     """The window positions of the runs in which ``nodeid`` has a verdict, oldest first."""
-    rows = conn.execute("SELECT run_id FROM verdicts WHERE nodeid = ?", (nodeid,))
+    rows = conn.execute(
+        "SELECT v.run_id FROM runs AS r CROSS JOIN verdicts AS v "
+        "ON v.run_id = r.run_id AND v.nodeid = ?",
+        (nodeid,),
+    )
     return sorted(position[run_id] for (run_id,) in rows if run_id in position)
 
 

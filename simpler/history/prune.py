@@ -16,6 +16,8 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from simpler.history.suites import drop_unused_suites
+
 __all__ = ["PruneResult", "parse_before", "prune_before"]
 
 _DOOMED = "SELECT run_id FROM runs WHERE coalesce(started, imported) < ?"
@@ -55,6 +57,7 @@ def prune_before(conn: sqlite3.Connection, before: float, *, vacuum: bool = Fals
         runs = conn.execute(
             "DELETE FROM runs WHERE coalesce(started, imported) < ?", (before,)
         ).rowcount
+        drop_unused_suites(conn)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

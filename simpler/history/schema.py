@@ -13,6 +13,7 @@ Tables (DESIGN.md, "Memory across runs"):
   registration, a failed child with no test record), with the cause of a failure;
 - ``verdicts``: one row per (run, test), the test's final outcome in that run, kept by
   the importer in step with ``attempts``;
+- ``suite_tests``: the node ids of each distinct suite, named by ``runs.suite``;
 - ``run_phases``: what the importer needs to tell a complete run from an incomplete one
   across imports.
 """
@@ -49,7 +50,8 @@ CREATE TABLE IF NOT EXISTS runs (
     ended       REAL,           -- unix seconds of its last record
     complete    INTEGER NOT NULL DEFAULT 0,  -- every phase that started also ended
     exit_code   INTEGER,        -- the report phase's, else the worst phase's
-    imported    REAL            -- when this row was last written
+    imported    REAL,           -- when this row was last written
+    suite       TEXT            -- the tests it had: suite_tests (simpler.history.suites)
 );
 CREATE TABLE IF NOT EXISTS attempts (
     run_id      TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
@@ -92,8 +94,13 @@ CREATE TABLE IF NOT EXISTS run_phases (
     returncode  INTEGER,        -- the worst of its end records'
     PRIMARY KEY (run_id, phase, source)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS verdicts_by_test ON verdicts (nodeid, run_id);
-CREATE INDEX IF NOT EXISTS attempts_by_test ON attempts (nodeid);
+-- The node ids of each distinct suite runs had, stored once: the runs a test had in a
+-- window without an index of the verdicts by node id, which every import would rewrite.
+CREATE TABLE IF NOT EXISTS suite_tests (
+    suite       TEXT NOT NULL,
+    nodeid      TEXT NOT NULL,
+    PRIMARY KEY (suite, nodeid)
+) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started);
 """
 

@@ -39,9 +39,9 @@ Tests with fewer than ``min_runs`` runs are left out. The list is sorted by flak
 then the interval's upper bound (the less evidence, the higher), both descending, then
 node id.
 
-The heavy part is SQL and never sorts the million verdict rows of a long history: the runs
-per test come from the covering index ``verdicts_by_test`` in node id order
-(:data:`PRESENCE_SQL`), and every other count from the ~1% of (run, test) pairs that are
+The heavy part is SQL and never reads the million verdict rows of a long history: the runs
+per test come from the suites the window's runs had (:data:`PRESENCE_SQL`,
+``simpler.history.suites``), and every other count from the ~1% of (run, test) pairs that are
 not a plain pass (``simpler.history.unusual_runs``), which also hold what flips, same-commit
 flips, the last failure and where failures fell need (``simpler.history.failure_evidence``,
 for the tests that failed by their own fault only). :data:`SCORES_SQL` is the whole table as
@@ -57,6 +57,7 @@ from simpler.history.failure_evidence import Evidence, gather_evidence
 from simpler.history.flake_stats import state_of, wilson_interval
 from simpler.history.model import TestScore
 from simpler.history.outcome_sql import RAN_GREEN, UNUSUAL_VERDICT, sql_list
+from simpler.history.suites import PRESENCE_CTE
 from simpler.history.unusual_runs import Tally, read_unusual
 from simpler.history.window import WINDOW_CTE, select_window, window_runs
 
@@ -64,24 +65,15 @@ __all__ = ["PRESENCE_SQL", "SCORES_SQL", "compute_scores"]
 
 _RAN = sql_list(RAN_GREEN)
 
-# The runs of each test in the window. The index lists (nodeid, run_id) in node id order, so
-# the count needs no sort of a million rows. Parameters: WINDOW_CTE's and :min_runs.
-PRESENCE_SQL = f"""WITH {WINDOW_CTE}
-SELECT nodeid, count(*) AS runs
-FROM verdicts INDEXED BY verdicts_by_test
-WHERE run_id IN win
-GROUP BY nodeid
-HAVING count(*) >= :min_runs"""
+# The runs of each test in the window, from the suites its runs had (simpler.history.suites):
+# no index of the million verdicts by node id. Parameters: WINDOW_CTE's and :min_runs.
+PRESENCE_SQL = f"""WITH {WINDOW_CTE},
+{PRESENCE_CTE}
+SELECT nodeid, runs FROM presence WHERE runs >= :min_runs"""
 
 # The table in one statement (the counts of a TestScore). Parameters: as PRESENCE_SQL.
 SCORES_SQL = f"""WITH {WINDOW_CTE},
-presence AS (
-    -- The index lists (nodeid, run_id) in node id order: counted without sorting 1M rows.
-    SELECT nodeid, count(*) AS runs
-    FROM verdicts INDEXED BY verdicts_by_test
-    WHERE run_id IN win
-    GROUP BY nodeid
-),
+{PRESENCE_CTE},
 unusual AS (
     SELECT v.nodeid, v.outcome,
            coalesce(max(a.cause = 'test'), 0) AS by_test,

@@ -46,11 +46,11 @@ SELECT r.run_id, r."commit", r.started, v.outcome, v.quarantined,
        coalesce(max(a.cause = 'test'), 0) AS by_test,
        coalesce(max(a.cause = 'device'), 0) AS by_device,
        coalesce(max(a.cause = 'test' AND a.quarantined), 0) AS quarantined_failure
-FROM verdicts AS v
-JOIN runs AS r ON r.run_id = v.run_id
+FROM runs AS r
+CROSS JOIN verdicts AS v ON v.run_id = r.run_id AND v.nodeid = :nodeid
 LEFT JOIN attempts AS a
     ON a.run_id = v.run_id AND a.nodeid = v.nodeid AND a.cause IS NOT NULL
-WHERE v.nodeid = :nodeid AND v.run_id IN win
+WHERE r.run_id IN win
 GROUP BY v.run_id
 ORDER BY r.started, r.run_id"""
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 from simpler.contract import EXIT_INFRA
-from simpler.history.importer import import_records
-from simpler.history.schema import connect
 from simpler.orchestrator.context import RunContext
 
-__all__ = ["check_history", "history_target", "import_run"]
+__all__ = ["IMPORTED_PREFIX", "check_history", "history_target", "import_run"]
+
+IMPORTED_PREFIX = "simpler: run imported into the history"
 
 
 def history_target(explicit: Path | None) -> Path | None:
@@ -28,6 +29,8 @@ def history_target(explicit: Path | None) -> Path | None:
 
 def check_history(path: Path) -> None:
     """Open (and if new, create) the database now; raises ``HistoryUnusable``."""
+    from simpler.history.schema import connect
+
     connect(path).close()
 
 
@@ -35,13 +38,26 @@ def import_run(ctx: RunContext, returncode: int) -> int:
     """Import this run; the run's exit code, or 3 with one line when the import failed."""
     if ctx.history is None:
         return returncode
+    started = time.perf_counter()  # the modules' import included: a run without one skips it
     try:
+        from simpler.history.importer import import_records
+        from simpler.history.schema import connect
+
         conn = connect(ctx.history)
         try:
-            import_records(conn, ctx.records(), source=str(ctx.report), only_run=ctx.run_id)
+            summary = import_records(
+                conn, ctx.records(), source=str(ctx.report), only_run=ctx.run_id
+            )
         finally:
             conn.close()
     except Exception as error:  # the database, the disk, a bug: one line, exit 3
         print(f"simpler: run not imported into {ctx.history}: {error}", file=sys.stderr)
         return EXIT_INFRA
+    # On stderr: the summary's verdict stays the last line of the run's output. The time is
+    # what the benchmark holds against the run's wall time.
+    print(
+        f"{IMPORTED_PREFIX} {ctx.history}: {summary.attempts} attempt(s) "
+        f"in {time.perf_counter() - started:.3f}s",
+        file=sys.stderr,
+    )
     return returncode

@@ -200,7 +200,7 @@ def test_the_later_record_of_one_attempt_wins_whichever_file_comes_first(tmp_pat
     assert dump(tmp_path / "backward.db") == dump(tmp_path / "forward.db")
 
 
-@pytest.mark.parametrize("killed_at", ["attempts", "verdicts"])
+@pytest.mark.parametrize("killed_at", ["attempts", "suite"])
 def test_a_killed_import_leaves_the_database_as_it_was(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, killed_at: str
 ) -> None:
@@ -217,8 +217,12 @@ def test_a_killed_import_leaves_the_database_as_it_was(
 
     if killed_at == "attempts":
         monkeypatch.setattr(importer, "_write_attempts", dies_after_writing)
-    else:  # the last statement before the commit fails
-        monkeypatch.setattr(importer, "_RECOMPUTE_VERDICTS", "SELECT no_such_function(?)")
+    else:  # the last statement before the commit fails, after the verdicts were written
+
+        def disk_fails(*args: object) -> str:
+            raise sqlite3.OperationalError("disk I/O error")
+
+        monkeypatch.setattr(importer, "record_suite", disk_fails)
     with pytest.raises((KeyboardInterrupt, sqlite3.OperationalError)):
         load(tmp_path / "h.db", whole.write(tmp_path / "r.jsonl"))  # the run, completed
     assert dump(tmp_path / "h.db") == before
@@ -232,7 +236,8 @@ def test_each_run_is_its_own_transaction(tmp_path: Path, monkeypatch: pytest.Mon
     real = importer._write_attempts
 
     def dies_on_the_second_run(conn: sqlite3.Connection, attempts: Any) -> int:
-        if attempts[0].run_id == later.run:
+        rows = [row for shape in attempts.values() for row in shape]  # by shape, run id first
+        if rows[0][0] == later.run:
             raise RuntimeError("killed")
         return real(conn, attempts)
 
@@ -398,3 +403,20 @@ def test_git_names_the_commit_and_branch_of_a_work_tree(tmp_path: Path) -> None:
 def test_a_missing_working_folder_is_no_traceback(tmp_path: Path) -> None:
     meta = environment_meta({}, cwd=tmp_path / "gone")
     assert (meta.commit, meta.branch) == (None, None)
+
+
+def test_files_read_side_by_side_are_stored_in_order_up_to_one_that_is_not_a_report(
+    tmp_path: Path,
+) -> None:
+    # Several files are read by worker processes; the error of the third must still leave the
+    # first two stored and the fourth untouched, as reading them one at a time would.
+    first = hang_with_victims(Run(), reset_fails=True).write(tmp_path / "a.jsonl")
+    second = retry_of_a_red_trigger(another_run(1)).write(tmp_path / "b.jsonl")
+    text = tmp_path / "notes.txt"
+    text.write_text("not a report\n")
+    fourth = hang_with_victims(another_run(2), reset_fails=False).write(tmp_path / "c.jsonl")
+    with pytest.raises(NotAReport):
+        load(tmp_path / "h.db", first, second, text, fourth)
+    load(tmp_path / "one_by_one.db", first)
+    load(tmp_path / "one_by_one.db", second)
+    assert dump(tmp_path / "h.db") == dump(tmp_path / "one_by_one.db")

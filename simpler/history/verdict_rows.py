@@ -1,0 +1,47 @@
+"""A run's verdicts (one row per test: its final outcome) from the run's attempts.
+
+The final attempt is the one of the latest phase (``PHASE_ORDER``; a phase this simpler does
+not know ranks first), then the latest record time, then the highest attempt number; the
+verdict takes its outcome and cause, counts the test's attempts and is quarantined when any
+attempt was. Computed here rather than by an ``INSERT ... SELECT`` over the stored attempts:
+a new run's attempts are in hand already, and one computation serves both a new run and a
+run completed by a later import (whose attempts are read back), so both give the same rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from simpler.contract import PHASE_ORDER
+
+__all__ = ["ATTEMPT_COLUMNS", "INSERT_VERDICT", "verdict_rows"]
+
+# What verdict_rows reads of each attempt, in this order (also the read-back query's).
+ATTEMPT_COLUMNS = ("nodeid", "phase", "attempt", "outcome", "ts", "cause", "quarantined")
+INSERT_VERDICT = (
+    "INSERT INTO verdicts (run_id, nodeid, outcome, attempts, cause, quarantined) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
+)
+_RANK = {name: rank for rank, name in enumerate(PHASE_ORDER)}
+
+
+def verdict_rows(run_id: str, attempts: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The verdict rows of ``run_id`` from its attempts (ATTEMPT_COLUMNS), in node id order
+    when the attempts come in node id order."""
+    final: dict[str, list[Any]] = {}  # nodeid -> [order, outcome, cause, count, quarantined]
+    rank = _RANK.get
+    for nodeid, phase, attempt, outcome, ts, cause, quarantined in attempts:
+        order = (rank(phase, 0), ts or 0.0, attempt)
+        held = final.get(nodeid)
+        if held is None:
+            final[nodeid] = [order, outcome, cause, 1, quarantined]
+            continue
+        held[3] += 1
+        held[4] = held[4] or quarantined
+        if order > held[0]:
+            held[0], held[1], held[2] = order, outcome, cause
+    return [
+        (run_id, nodeid, outcome, count, cause, 1 if quarantined else 0)
+        for nodeid, (_, outcome, cause, count, quarantined) in final.items()
+    ]
