@@ -8,12 +8,12 @@ table and the totals, renders a timeline of the runs, and exits 1 on any miss.
 
     nox -s chaos                      # the whole matrix, 5 runs per cell
     nox -s chaos -- --repeat 1 --only hang --platform a5sim
+    nox -s chaos -- --only history    # the history database's cells only (chaos_history.py)
 """
 
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import re
 import secrets
@@ -21,11 +21,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psutil
+from chaos_history import history_cells
+from chaos_processes import no_leftovers, signal_mid_resource_phase
+from chaos_report_file import concurrent_appends, print_table, render_timeline
 from chaos_test_quarantine import QUARANTINE_SCENARIOS, refused_checks, write_quarantine
 
 from simpler import report
@@ -213,7 +214,7 @@ def run_once(scenario: Scenario, platform: str, workdir: Path) -> Outcome:
         argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     if scenario.signal is not None:
-        _signal_mid_resource_phase(orchestrator, report_file, scenario.signal)
+        signal_mid_resource_phase(orchestrator, report_file, scenario.signal)
     printed, _ = orchestrator.communicate(timeout=600)
     outcome = Outcome(scenario, platform, report=report_file)
     rc = orchestrator.returncode
@@ -237,11 +238,11 @@ def run_once(scenario: Scenario, platform: str, workdir: Path) -> Outcome:
         outcome.checks.update(checks)
         outcome.notes += [note] if note else []
         outcome.report = report_file if report_file.exists() else None  # none to draw
-        outcome.checks["no leftovers"] = _no_leftovers(run_id, outcome)
+        outcome.checks["no leftovers"] = no_leftovers(run_id, outcome.notes)
         return outcome
     _check_verdict_line(outcome, printed, rc)
     _check_report(outcome, report_file, printed)
-    outcome.checks["no leftovers"] = _no_leftovers(run_id, outcome)
+    outcome.checks["no leftovers"] = no_leftovers(run_id, outcome.notes)
     return outcome
 
 
@@ -285,28 +286,8 @@ def _split_sessions(
         outcome.notes.append(f"exit {final.returncode} over {len(runs)} run id(s)")
     _check_verdict_line(outcome, final.stdout, final.returncode)
     _check_report(outcome, report_file, final.stdout)
-    outcome.checks["no leftovers"] = _no_leftovers(run_id, outcome)
+    outcome.checks["no leftovers"] = no_leftovers(run_id, outcome.notes)
     return outcome
-
-
-def _signal_mid_resource_phase(
-    orchestrator: subprocess.Popen[str], report_file: Path, signum: signal.Signals
-) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and orchestrator.poll() is None:
-        if _child_running(report_file):
-            time.sleep(0.5)
-            orchestrator.send_signal(signum)
-            return
-        time.sleep(0.1)
-
-
-def _child_running(report_file: Path) -> bool:
-    logs = report_file.parent / "logs"
-    started = (
-        report_file.exists() and '"phase":"resource","type":"phase"' in report_file.read_text()
-    )
-    return started and any("test_child_fault" in p.name for p in logs.glob("*.log"))
 
 
 def _check_report(outcome: Outcome, report_file: Path, printed: str) -> None:
@@ -353,67 +334,6 @@ def _check_report(outcome: Outcome, report_file: Path, printed: str) -> None:
         outcome.notes.append(f"{len(unnamed)} failure(s) not named in the summary")
 
 
-def _no_leftovers(run_id: str, outcome: Outcome) -> bool:
-    deadline = time.monotonic() + 5
-    while True:
-        left = [p for p in _processes_of(run_id) if p.status() != psutil.STATUS_ZOMBIE]
-        if not left or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    if left:
-        outcome.notes.append(f"{len(left)} process(es) left: {[p.pid for p in left]}")
-        for process in left:
-            process.kill()
-    return not left
-
-
-def _processes_of(run_id: str) -> list[psutil.Process]:
-    found = []
-    for process in psutil.process_iter():
-        try:
-            if process.environ().get("SIMPLER_RUN_ID") == run_id:
-                found.append(process)
-        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
-            continue
-    return found
-
-
-def _append_records(path: str, writer: int, count: int) -> None:
-    for i in range(count):
-        report.append(path, report.make_record("test", nodeid=f"w{writer}::t{i}", outcome="passed"))
-
-
-def concurrent_appends(workdir: Path, writers: int = 16, each: int = 2000) -> tuple[bool, str]:
-    path = str(workdir / "concurrency.jsonl")
-    context = multiprocessing.get_context("spawn")
-    processes = [
-        context.Process(target=_append_records, args=(path, w, each)) for w in range(writers)
-    ]
-    for process in processes:
-        process.start()
-    for process in processes:
-        process.join()
-    contents = report.read_contents(path)
-    distinct = len({r["nodeid"] for r in contents.records})
-    ok = distinct == writers * each and contents.malformed == 0
-    return ok, f"{distinct}/{writers * each} records, {contents.malformed} torn"
-
-
-def print_table(outcomes: list[Outcome]) -> None:
-    cells: dict[tuple[str, str], list[Outcome]] = {}
-    for outcome in outcomes:
-        cells.setdefault((outcome.scenario.name, outcome.platform), []).append(outcome)
-    print(f"\n{'fault':26} {'sim':8} " + " ".join(f"{c:>15}" for c in CHECKS) + "  notes")
-    for (name, platform), runs in cells.items():
-        row = " ".join(f"{sum(r.checks[c] for r in runs):>12}/{len(runs):<2}" for c in CHECKS)
-        notes = "; ".join(sorted({n for r in runs for n in r.notes}))
-        print(f"{name:26} {platform:8} {row}  {notes}")
-    totals = " ".join(
-        f"{sum(o.checks[c] for o in outcomes):>12}/{len(outcomes):<2}" for c in CHECKS
-    )
-    print(f"{'total':35} {totals}")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -435,27 +355,21 @@ def main() -> int:
                     mark = "ok" if outcome.ok else "MISS " + "; ".join(outcome.notes)
                     print(f"{scenario.name:26} {platform:8} {mark}", flush=True)
         concurrency_ok, concurrency = concurrent_appends(workdir)
-        print_table(outcomes)
+        history = history_cells(workdir) if not args.only or "history" in args.only else []
+        print_table(outcomes, CHECKS)
         print(
             f"report file, 16 writers x 2,000 appends: {concurrency}"
             f" -> {'ok' if concurrency_ok else 'MISS'}"
         )
+        for name, passed, seen in history:
+            print(f"{name:35} {'ok' if passed else 'MISS'}  {seen}")
         firsts = {(o.scenario.name, o.platform): o.report for o in reversed(outcomes) if o.report}
-        timeline = _render_timeline(list(firsts.values())[::-1], args.out)
+        timeline = render_timeline(list(firsts.values())[::-1], args.out)
     missed = sum(not o.ok for o in outcomes) + (not concurrency_ok)
+    missed += sum(not passed for _, passed, _ in history)
     print(f"timeline of the chaos runs: {timeline}")
     print(f"chaos: {len(outcomes)} runs, {missed} miss(es)")
     return 1 if missed else 0
-
-
-def _render_timeline(reports: list[Path], out: Path) -> str:
-    """One picture of the first run of every cell (each report file is a run of its own lanes)."""
-    target = out / "timeline.html"
-    argv = [sys.executable, "-m", "simpler", "report", "--timeline", str(target)]
-    for path in reports:
-        argv += ["--file", str(path)]
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
-    return str(target) if target.exists() else f"not rendered ({done.stderr.strip()})"
 
 
 if __name__ == "__main__":

@@ -252,3 +252,33 @@ def test_quarantine_advice_suggests_the_flaky_test_and_releases_a_green_one(
     assert f"release {STABLE[0]}" in released.stdout and "host-0, host-1" in released.stdout
     remaining = entries.read_text()
     assert STABLE[0] not in remaining and FLAKY in remaining
+
+
+def test_a_run_with_history_imports_itself_and_a_bad_database_stops_it_before_any_test(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "history.db"
+    run = _simpler(
+        "run", "--platform", "a5sim", "--device", "0", "--report", str(tmp_path / "r.jsonl"),
+        "--run-id", "with-history", "--history", str(db), "--", SUITE,
+    )  # fmt: skip
+    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]
+    assert "simpler: run imported into the history" in run.stderr
+    assert run.stdout.rstrip().splitlines()[-1].endswith("-> exit 1")  # still the last line
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT run_id, complete FROM runs").fetchall() == [("with-history", 1)]
+        verdict = conn.execute(
+            "SELECT outcome, cause FROM verdicts WHERE nodeid = ?", (BROKEN,)
+        ).fetchone()
+    assert verdict == ("failed", "test")
+
+    notes = tmp_path / "notes.db"
+    notes.write_text("not a database\n" * 100)
+    report = tmp_path / "never.jsonl"
+    refused = _simpler(
+        "run", "--platform", "a5sim", "--device", "0", "--report", str(report),
+        "--history", str(notes), "--", SUITE,
+    )  # fmt: skip
+    assert refused.returncode == 3
+    assert len(refused.stderr.strip().splitlines()) == 1 and str(notes) in refused.stderr
+    assert not report.exists() or not [r for r in report.read(report) if r["type"] == "test"]
