@@ -16,7 +16,7 @@ from simpler.contract import EXIT_INFRA, EXIT_USAGE, PHASE_ORDER
 from simpler.devices import parse_devices
 from simpler.history.schema import HistoryUnusable
 from simpler.orchestrator.preflight import check_env_numbers, check_faults, check_platform
-from simpler.usage import OneLineParser, UsageError
+from simpler.usage import OneLineParser, UsageError, positive_int
 
 if TYPE_CHECKING:
     from simpler.orchestrator.collection import SuiteListing
@@ -27,12 +27,6 @@ __all__ = ["main"]
 
 NOTHING_RAN_HELP = "exit 1 when no test ran (every test skipped, or none selected)"
 QUARANTINE_HELP = "test quarantine (default: $SIMPLER_QUARANTINE or ./simpler-quarantine.toml)"
-
-
-def _positive_int(text: str) -> int:
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return int(text)
 
 
 def _positive_seconds(text: str) -> float:
@@ -62,9 +56,9 @@ def _build_parser() -> OneLineParser:
     )
     run.add_argument("--fail-on-flaky", action="store_true")
     run.add_argument("--fail-if-nothing-ran", action="store_true", help=NOTHING_RAN_HELP)
-    run.add_argument("-j", "--max-parallel", type=_positive_int)
+    run.add_argument("-j", "--max-parallel", type=positive_int)
     run.add_argument("--no-recovery", action="store_true", help="never reset a poisoned worker")
-    run.add_argument("--tail-lines", type=_positive_int, default=80)
+    run.add_argument("--tail-lines", type=positive_int, default=80)
     run.add_argument(
         "--policy",
         choices=("backfill", "fifo"),
@@ -111,7 +105,7 @@ def _build_parser() -> OneLineParser:
     rep.add_argument("--file", action="append", dest="files", help="a report file (repeatable)")
     rep.add_argument("--fail-on-flaky", action="store_true")
     rep.add_argument("--fail-if-nothing-ran", action="store_true", help=NOTHING_RAN_HELP)
-    rep.add_argument("--tail-lines", type=_positive_int, default=80)
+    rep.add_argument("--tail-lines", type=positive_int, default=80)
     rep.add_argument("--junit", type=Path, help="write JUnit XML of every test and child here")
     rep.add_argument("--quarantine", type=Path, metavar="F", help=QUARANTINE_HELP)
     rep.add_argument(
@@ -136,7 +130,7 @@ def _build_parser() -> OneLineParser:
     sched.add_argument("--job-timeout", type=_positive_seconds)
     sched.add_argument("--session-timeout", type=_positive_seconds)
     sched.add_argument("-x", "--exitfirst", action="store_true")
-    sched.add_argument("--tail-lines", type=_positive_int, default=80)
+    sched.add_argument("--tail-lines", type=positive_int, default=80)
     sched.add_argument("jobs", metavar="JOBS.json")
 
     # Dispatched before parsing (it has its own parser); listed here so --help names it.

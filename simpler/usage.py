@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
-__all__ = ["OneLineParser", "UsageError"]
+__all__ = ["OneLineParser", "UsageError", "positive_int"]
 
 
 class UsageError(Exception):
@@ -16,3 +16,10 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         # One clear line, not argparse's usage block.
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
+def positive_int(text: str) -> int:
+    """An argparse ``type``: a whole number of at least 1, in plain ASCII digits."""
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return int(text)

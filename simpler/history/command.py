@@ -16,18 +16,12 @@ from pathlib import Path
 
 from simpler.contract import EXIT_INFRA, EXIT_OK, EXIT_USAGE
 from simpler.history.schema import HistoryUnusable, connect, db_path
-from simpler.usage import OneLineParser, UsageError
+from simpler.usage import OneLineParser, UsageError, positive_int
 
 __all__ = ["build_parser", "main"]
 
 PROG = "simpler history"
 FORMATS = ("table", "json", "markdown")
-
-
-def _positive_int(text: str) -> int:
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return int(text)
 
 
 def _positive_days(text: str) -> float:
@@ -61,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--runner", help="the runner label (default: CI's runner, else the host)")
 
     flaky = _with_window(_with_db(commands.add_parser("flaky", help="flake scores per test")))
-    flaky.add_argument("--min-runs", type=_positive_int, default=1, metavar="K")
+    flaky.add_argument("--min-runs", type=positive_int, default=1, metavar="K")
     flaky.add_argument("--format", choices=FORMATS, default="table")
 
     show = _with_window(_with_db(commands.add_parser("show", help="one test's runs as a strip")))
@@ -81,17 +75,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="the quarantine file (default: $SIMPLER_QUARANTINE or ./simpler-quarantine.toml)",
     )
     quarantine.add_argument("--threshold", type=_rate, default=0.05, help="least flake rate")
-    quarantine.add_argument("--min-runs", type=_positive_int, default=10, metavar="K")
+    quarantine.add_argument("--min-runs", type=positive_int, default=10, metavar="K")
     quarantine.add_argument(
-        "--passes", type=_positive_int, default=20, metavar="N", help="green runs in a row"
+        "--passes", type=positive_int, default=20, metavar="N", help="green runs in a row"
     )
     quarantine.add_argument(
-        "--runners", type=_positive_int, default=2, metavar="K",
+        "--runners", type=positive_int, default=2, metavar="K",
         help="of at least K runner labels, where the history has several",
     )  # fmt: skip
     quarantine.add_argument("--owner", help="the owner written into suggested entries")
     quarantine.add_argument(
-        "--days", type=_positive_int, default=30, help="expiry of suggested entries (<= 90)"
+        "--days", type=positive_int, default=30, help="expiry of suggested entries (<= 90)"
     )
 
     durations = _with_window(
@@ -118,7 +112,7 @@ def _with_db(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def _with_window(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     window = parser.add_mutually_exclusive_group()
     window.add_argument("--window", type=_positive_days, metavar="DAYS", help="the last DAYS")
-    window.add_argument("--runs", type=_positive_int, metavar="N", help="the last N runs")
+    window.add_argument("--runs", type=positive_int, metavar="N", help="the last N runs")
     parser.add_argument("--branch", help="only the runs of this branch")
     return parser
 

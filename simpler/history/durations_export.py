@@ -20,19 +20,14 @@ half of it.
 
 from __future__ import annotations
 
-import json
-import math
-import os
 import sqlite3
-import tempfile
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 from simpler.contract import PASSING_OUTCOMES, PHASE_ORDER
 from simpler.history.window import WindowRun, select_window, window_runs
 from simpler.reporting.nodeids import file_of
-from simpler.scheduler.durations import KEPT_SAMPLES, Measured
+from simpler.scheduler.durations import KEPT_SAMPLES, Measured, is_duration, write_document
 
 __all__ = ["export_durations", "run_durations"]
 
@@ -61,7 +56,9 @@ def export_durations(
         key: Measured(tuple(values[-KEPT_SAMPLES:]), len(values)).to_json()
         for key, values in samples.items()
     }
-    _replace(Path(out), document)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_document(out, document)
     return len(document)
 
 
@@ -73,7 +70,7 @@ def run_durations(conn: sqlite3.Connection, run: WindowRun) -> dict[str, float]:
     for nodeid, label, phase, attempt, outcome, seconds in conn.execute(
         _RUN_ATTEMPTS_SQL, (run.run_id,)
     ):
-        if not _is_duration(seconds):
+        if not is_duration(seconds):
             continue
         if phase == "l2":
             files[f"file:{file_of(nodeid)}"] += seconds
@@ -92,26 +89,3 @@ def run_durations(conn: sqlite3.Connection, run: WindowRun) -> dict[str, float]:
         # label that names a test (a child of one test) is that test.
         durations.setdefault(label, seconds)
     return durations
-
-
-def _replace(path: Path, document: dict[str, Any]) -> None:
-    """Write ``document`` beside ``path`` and rename it over ``path`` in one step."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(document, stream, indent=1, sort_keys=True)
-            stream.write("\n")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def _is_duration(value: object) -> bool:
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value >= 0
-    )

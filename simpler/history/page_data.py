@@ -8,9 +8,7 @@ renamed over OUT), so a CI step that publishes the page never uploads half of on
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import tempfile
 import time
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from simpler.history.page import render_page
 from simpler.history.scores import compute_scores
 from simpler.history.strip import test_strip
 from simpler.history.window import WINDOW_CTE, select_window
+from simpler.reporting.files import write_atomically
 
 __all__ = ["attribution_counts", "write_page"]
 
@@ -74,7 +73,7 @@ def write_page(
         generated=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(now)),
         window=_describe_window(window_days, last_runs, branch),
     )
-    _write_atomically(out, html)
+    write_atomically(out, lambda stream: stream.write(html.encode("utf-8")))
     return len(scores)
 
 
@@ -90,15 +89,3 @@ def _describe_window(window_days: float | None, last_runs: int | None, branch: s
         parts.append(f"last {last_runs} runs")
     parts.append(f"branch {branch}" if branch else "all branches")
     return ", ".join(parts) if len(parts) > 1 or branch else "every run held, all branches"
-
-
-def _write_atomically(out: Path, text: str) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, out)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

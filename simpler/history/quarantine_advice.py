@@ -6,10 +6,11 @@ card or a runner), a flake rate at or above ``--threshold`` over at least ``--mi
 runs, and no entry of the file covering it yet. Only test-caused failures count, so a victim
 of another test's device fault is never suggested.
 
-``--release`` names the entries whose tests have passed the last ``--passes`` runs in a row
-(runs where the test was skipped or failed by the device or the infrastructure say nothing
-and are stepped over), on at least ``--runners`` runner labels, or on every label the
-window holds when it holds fewer. An entry whose tests the window never ran stays.
+``--release`` names the entries each of whose tests has passed its last ``--passes`` runs in
+a row (runs where the test was skipped or failed by the device or the infrastructure say
+nothing and are stepped over), those runs spanning at least ``--runners`` runner labels, or
+every label the window holds when it holds fewer. An entry whose tests the window never ran
+stays.
 
 Both print what they would do; ``--write`` applies it to the file, adding or removing whole
 ``[[quarantine]]`` blocks and leaving every other line as it was.
@@ -86,7 +87,7 @@ def releases(
     runners: int,
     window: dict[str, object],
 ) -> list[Release]:
-    """The entries whose covered tests all passed ``passes`` runs in a row on enough runners."""
+    """The entries whose covered tests each passed ``passes`` runs in a row on enough runners."""
     runs = window_runs(conn, select_window(**window))  # type: ignore[arg-type]
     runner_of = {run.run_id: run.runner or "unknown" for run in runs}
     needed = max(1, min(runners, len({run.runner for run in runs if run.runner})))
@@ -95,11 +96,11 @@ def releases(
     for entry in quarantine.entries:
         covered = [nodeid for nodeid in known if entry.covers(nodeid)]
         streaks = [_streak(conn, nodeid, runner_of, window) for nodeid in covered]
-        if not streaks or any(length < passes for length, _ in streaks):
-            continue
-        labels = tuple(sorted(set().union(*(seen for _, seen in streaks))))
-        if len(labels) >= needed:
-            found.append(Release(entry, min(length for length, _ in streaks), labels))
+        # Every test it covers, each on enough runners of its own: a prefix entry is not let
+        # go because one of its tests passed here and another there.
+        if streaks and all(n >= passes and len(seen) >= needed for n, seen in streaks):
+            labels = tuple(sorted(set().union(*(seen for _, seen in streaks))))
+            found.append(Release(entry, min(n for n, _ in streaks), labels))
     return found
 
 

@@ -47,10 +47,12 @@ __all__ = [
     "Estimator",
     "Measured",
     "estimator",
+    "is_duration",
     "load_durations",
     "load_measurements",
     "record_durations",
     "record_results",
+    "write_document",
 ]
 
 DEFAULT_EST_S = 30.0
@@ -114,8 +116,8 @@ def record_durations(
     Under the lock: read, merge, replace atomically (a temporary file in the same folder,
     then ``os.replace``), so a reader never sees half a file and no writer loses another's.
     """
-    samples = [(key, float(seconds)) for key, seconds in results if _is_duration(seconds)]
-    bounds = [(key, float(seconds)) for key, seconds in at_least if _is_duration(seconds)]
+    samples = [(key, float(seconds)) for key, seconds in results if is_duration(seconds)]
+    bounds = [(key, float(seconds)) for key, seconds in at_least if is_duration(seconds)]
     if not samples and not bounds:
         return
     path = Path(path)
@@ -126,7 +128,7 @@ def record_durations(
             merged[key] = _with_sample(merged.get(key), seconds)
         for key, seconds in bounds:
             merged[key] = _with_bound(merged.get(key), seconds)
-        _replace(path, {key: entry.to_json() for key, entry in merged.items()})
+        write_document(path, {key: entry.to_json() for key, entry in merged.items()})
 
 
 def record_results(path: Path, results: Iterable[JobResult]) -> None:
@@ -193,16 +195,16 @@ def estimator(
 
 
 def _entry(value: object) -> Measured | None:
-    if isinstance(value, int | float) and _is_duration(value):
+    if isinstance(value, int | float) and is_duration(value):
         return Measured((float(value),), 1)
     if not isinstance(value, dict):
         return None
     samples, count, floor = value.get("samples"), value.get("count"), value.get("at_least_s", 0)
-    if not isinstance(samples, list) or not all(_is_duration(s) for s in samples):
+    if not isinstance(samples, list) or not all(is_duration(s) for s in samples):
         return None
     if isinstance(count, bool) or not isinstance(count, int) or count < len(samples):
         return None
-    if not _is_duration(floor) or (not samples and not floor):
+    if not is_duration(floor) or (not samples and not floor):
         return None
     return Measured(tuple(float(s) for s in samples[-KEPT_SAMPLES:]), count, float(floor))
 
@@ -233,7 +235,8 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _replace(path: Path, document: dict[str, Any]) -> None:
+def write_document(path: Path, document: dict[str, Any]) -> None:
+    """Write a durations document beside ``path`` and rename it over ``path`` in one step."""
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
@@ -245,7 +248,7 @@ def _replace(path: Path, document: dict[str, Any]) -> None:
         raise
 
 
-def _is_duration(value: object) -> bool:
+def is_duration(value: object) -> bool:
     # bool is an int to Python, but `true` is no number of seconds.
     return (
         isinstance(value, int | float)
