@@ -139,6 +139,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     path = db_path(args.db)
     if args.command == "import":
         return _import(args, path)
+    if not path.is_file():  # a name mistyped, or nothing imported yet: the user's to fix
+        raise UsageError(f"{PROG}: no history database {path} (simpler history import makes one)")
     if args.command == "prune":
         return _prune(args, path)
     conn = connect(path, create=False)

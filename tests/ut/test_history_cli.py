@@ -91,8 +91,9 @@ def test_a_missing_database_is_named_not_created_by_a_reader(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     missing = tmp_path / "none.db"
-    code, _, err = run_cli(capsys, "flaky", "--db", str(missing))
-    assert code == 3 and "does not exist" in one_line(err)
+    for argv in (["flaky"], ["show", "t.py::x"], ["prune", "--before", "2020-01-01"]):
+        code, _, err = run_cli(capsys, *argv, "--db", str(missing))
+        assert code == 2 and f"no history database {missing}" in one_line(err)
     assert not missing.exists()
 
 
