@@ -25,6 +25,7 @@ LAYERS = (
     ("simpler.scheduler",),
     ("simpler.ci",),
     ("simpler.history",),
+    ("simpler.fleet",),
     ("simpler.plugin",),
     ("simpler.orchestrator", "simpler.capacity"),
     ("simpler.cli", "simpler.report", "simpler.__main__"),

@@ -1,0 +1,207 @@
+"""The plan of a CI matrix: which runner class each unit goes to, and how many jobs a class
+needs to finish within the target (DESIGN.md, "From one host to a fleet").
+
+Pure and deterministic: the same units, classes and target give the same plan, byte for
+byte, whatever order the units came in. The rules:
+
+- every unit (a Resource job, an L2 file, a registration of an N-device suite) goes to the
+  smallest class with at least its device count, or to the class its own marker names
+  (which must fit it); moving one-device units to larger classes where that balances the
+  matrix better is not done yet;
+- within a class, the units are dealt into the fewest jobs whose simulated wall (the
+  Resource scheduler's own dry run on the runner's devices, plus the measured start-up of
+  a run) meets the target: longest unit first, each to the job with the least work per
+  device so far. With ``jobs`` fixed per class instead of a target, that many jobs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from simpler.scheduler.jobs import Job
+from simpler.scheduler.simulate import dry_run
+
+__all__ = ["MAX_MATRIX_JOBS", "ClassPlan", "Plan", "PlanError", "RunnerClass", "Unit", "plan"]
+
+MAX_MATRIX_JOBS = 256  # GitHub Actions' limit on the jobs of one matrix
+
+
+class PlanError(ValueError):
+    """Input no plan can be made from: one line for the user (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    key: str  # a node id, an L2 file, or a registry index as text
+    devices: int
+    est_s: float
+    source: str = "estimate"  # where est_s came from: durations, estimate or count
+    runner_devices: int | None = None  # an explicit class (a device_count marker)
+
+
+@dataclass(frozen=True)
+class RunnerClass:
+    devices: int
+    label: str
+
+
+@dataclass(frozen=True)
+class PlannedJob:
+    id: str
+    runner: str
+    devices: int
+    est_wall_s: float
+    units: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ClassPlan:
+    runner: RunnerClass
+    jobs: tuple[PlannedJob, ...]
+    lower_bound_s: float  # the class's work spread perfectly over all its jobs' devices
+    utilization: float  # device-seconds of work / (jobs x devices x slowest wall)
+
+    @property
+    def est_wall_s(self) -> float:
+        return max((job.est_wall_s for job in self.jobs), default=0.0)
+
+
+@dataclass(frozen=True)
+class Plan:
+    target_s: float | None
+    classes: tuple[ClassPlan, ...]
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def jobs(self) -> list[PlannedJob]:
+        return [job for plan in self.classes for job in plan.jobs]
+
+    @property
+    def est_wall_s(self) -> float:
+        return max((plan.est_wall_s for plan in self.classes), default=0.0)
+
+
+def plan(
+    units: Sequence[Unit],
+    classes: Sequence[RunnerClass],
+    *,
+    target_s: float | None = None,
+    jobs: Mapping[int, int] | None = None,
+    startup_s: float = 0.0,
+) -> Plan:
+    """The plan (the module's docstring). Exactly one of ``target_s`` and ``jobs`` (class
+    devices -> job count) is given. Raises :class:`PlanError` for a unit no class fits."""
+    if (target_s is None) == (jobs is None):
+        raise PlanError("give a target wall time or a job count per class, not both or neither")
+    ordered = sorted(classes, key=lambda c: (c.devices, c.label))
+    if len({c.devices for c in ordered}) != len(ordered):
+        raise PlanError("two runner classes with the same device count")
+    by_class = _assign(sorted(units, key=lambda u: u.key), ordered)
+    planned = []
+    for runner in ordered:
+        members = by_class[runner.devices]
+        count = None if jobs is None else jobs.get(runner.devices, 0)
+        if count == 0 and members:
+            raise PlanError(f"{len(members)} unit(s) need the {runner.label} class, given 0 jobs")
+        planned.append(_plan_class(runner, members, target_s, count, startup_s))
+    total = sum(len(p.jobs) for p in planned)
+    notes = []
+    if total > MAX_MATRIX_JOBS:
+        raise PlanError(
+            f"the plan needs {total} jobs, more than a matrix's {MAX_MATRIX_JOBS}: "
+            "give a longer target"
+        )
+    if target_s is not None:
+        late = [p.runner.label for p in planned if p.est_wall_s > target_s]
+        if late:
+            notes.append(f"over the target even one unit per job: {', '.join(late)}")
+    return Plan(target_s, tuple(p for p in planned if p.jobs), tuple(notes))
+
+
+def _assign(units: Sequence[Unit], classes: Sequence[RunnerClass]) -> dict[int, list[Unit]]:
+    by_class: dict[int, list[Unit]] = {c.devices: [] for c in classes}
+    largest = classes[-1].devices if classes else 0
+    for unit in units:
+        if unit.runner_devices is not None:
+            if unit.runner_devices not in by_class:
+                raise PlanError(f"{unit.key} asks for a {unit.runner_devices}-device runner: none")
+            if unit.runner_devices < unit.devices:
+                raise PlanError(
+                    f"{unit.key} needs {unit.devices} devices, its runner class has "
+                    f"{unit.runner_devices}"
+                )
+            by_class[unit.runner_devices].append(unit)
+            continue
+        fitting = [c.devices for c in classes if c.devices >= unit.devices]
+        if not fitting:
+            raise PlanError(
+                f"{unit.key} needs {unit.devices} devices; the largest runner class has {largest}"
+            )
+        by_class[fitting[0]].append(unit)
+    return by_class
+
+
+def _plan_class(
+    runner: RunnerClass,
+    units: Sequence[Unit],
+    target_s: float | None,
+    count: int | None,
+    startup_s: float,
+) -> ClassPlan:
+    if not units:
+        return ClassPlan(runner, (), 0.0, 0.0)
+    if count is not None:
+        shards = _deal(units, count, runner.devices)
+    else:
+        assert target_s is not None
+        shards = _fewest_meeting(units, runner.devices, target_s, startup_s)
+    jobs = tuple(
+        PlannedJob(
+            id=f"{runner.label}-{index + 1}",
+            runner=runner.label,
+            devices=runner.devices,
+            est_wall_s=_wall(shard, runner.devices, startup_s),
+            units=tuple(unit.key for unit in shard),
+        )
+        for index, shard in enumerate(shards)
+    )
+    work = sum(unit.devices * unit.est_s for unit in units)
+    capacity = len(jobs) * runner.devices
+    slowest = max(job.est_wall_s for job in jobs)
+    return ClassPlan(
+        runner,
+        jobs,
+        lower_bound_s=max(work / capacity, max(unit.est_s for unit in units)) + startup_s,
+        utilization=work / (capacity * slowest) if slowest > 0 else 0.0,
+    )
+
+
+def _fewest_meeting(
+    units: Sequence[Unit], devices: int, target_s: float, startup_s: float
+) -> list[list[Unit]]:
+    """The fewest shards whose every wall meets the target; one unit a job at most."""
+    work = sum(unit.devices * unit.est_s for unit in units)
+    start = max(1, int(work // (devices * max(target_s - startup_s, 1e-9))))
+    for count in range(min(start, len(units)), len(units) + 1):
+        shards = _deal(units, count, devices)
+        if all(_wall(shard, devices, startup_s) <= target_s for shard in shards):
+            return shards
+    return _deal(units, len(units), devices)
+
+
+def _deal(units: Sequence[Unit], count: int, devices: int) -> list[list[Unit]]:
+    """Longest first, each to the shard with the least work per device so far."""
+    shards: list[list[Unit]] = [[] for _ in range(max(1, min(count, len(units))))]
+    loads = [0.0] * len(shards)
+    for unit in sorted(units, key=lambda u: (-u.est_s * u.devices, u.key)):
+        lightest = min(range(len(shards)), key=lambda i: (loads[i], i))
+        shards[lightest].append(unit)
+        loads[lightest] += unit.est_s * unit.devices / devices
+    return shards
+
+
+def _wall(shard: Sequence[Unit], devices: int, startup_s: float) -> float:
+    """The scheduler's dry run of the shard on the runner's devices, plus a run's start-up."""
+    jobs = [Job(label=u.key, devices=u.devices, argv=(), est_s=u.est_s) for u in shard]
+    return dry_run(jobs, list(range(devices))).makespan_s + startup_s
