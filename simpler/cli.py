@@ -136,6 +136,7 @@ def _build_parser() -> OneLineParser:
     # Dispatched before parsing (it has its own parser); listed here so --help names it.
     commands.add_parser("capacity", help="device-count capacity report", add_help=False)
     commands.add_parser("history", help="flake scores, quarantine, durations", add_help=False)
+    commands.add_parser("plan", help="a CI matrix planned by device size", add_help=False)
 
     life = commands.add_parser("lifecycle", help="the worker lifecycle diagram")
     life.add_argument("--mermaid", action="store_true", required=True)
@@ -152,6 +153,10 @@ def main(argv: list[str] | None = None) -> int:
         from simpler.history.command import main as history_main
 
         return history_main(args_list[1:])
+    if args_list[:1] == ["plan"]:
+        from simpler.fleet.command import main as plan_main
+
+        return plan_main(args_list[1:])
     own, pytest_args = _split_pytest_args(args_list)
     try:
         args = _build_parser().parse_args(own)

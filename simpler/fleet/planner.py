@@ -115,7 +115,7 @@ def plan(
     if target_s is not None:
         late = [p.runner.label for p in planned if p.est_wall_s > target_s]
         if late:
-            notes.append(f"over the target even one unit per job: {', '.join(late)}")
+            notes.append(f"over the target by a unit longer than it: {', '.join(late)}")
     return Plan(target_s, tuple(p for p in planned if p.jobs), tuple(notes))
 
 
@@ -180,7 +180,9 @@ def _plan_class(
 def _fewest_meeting(
     units: Sequence[Unit], devices: int, target_s: float, startup_s: float
 ) -> list[list[Unit]]:
-    """The fewest shards whose every wall meets the target; one unit a job at most."""
+    """The fewest shards whose every wall meets the target. A unit longer than the target
+    alone makes the target its own time: more jobs would only idle beside it."""
+    target_s = max(target_s, max(_wall([unit], devices, startup_s) for unit in units))
     work = sum(unit.devices * unit.est_s for unit in units)
     start = max(1, int(work // (devices * max(target_s - startup_s, 1e-9))))
     for count in range(min(start, len(units)), len(units) + 1):

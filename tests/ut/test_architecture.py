@@ -25,9 +25,8 @@ LAYERS = (
     ("simpler.scheduler",),
     ("simpler.ci",),
     ("simpler.history",),
-    ("simpler.fleet",),
     ("simpler.plugin",),
-    ("simpler.orchestrator", "simpler.capacity"),
+    ("simpler.orchestrator", "simpler.capacity", "simpler.fleet"),
     ("simpler.cli", "simpler.report", "simpler.__main__"),
 )  # fmt: skip
 

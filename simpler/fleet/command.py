@@ -1,0 +1,134 @@
+"""``simpler plan``: a CI matrix planned by device size from a capacity registry.
+
+    simpler plan --registry F --runners 1=cpu-1,2=gpu-2,8=gpu-8
+                 (--target-minutes M | --jobs 1=3,8=1) [--durations F]
+                 [--startup-seconds S] [--out plan.json] [--format table|json|github]
+
+Each enabled per-commit registration is a unit: its devices from its suite's ``N-gpu``
+token (a suite without one is planned as one device, and the table says how many), its time
+from the durations file (``simpler history durations``: its ``file:PATH`` or ``PATH`` key)
+or else its ``est_time``. Planning from a collected suite, ``simpler run --plan --job`` and
+the workflow are still to come (issue 25). Bad input is one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from simpler.capacity.model import InputError
+from simpler.capacity.registry import load_registry
+from simpler.capacity.sizing import device_count
+from simpler.contract import EXIT_INFRA, EXIT_OK, EXIT_USAGE
+from simpler.fleet.planner import PlanError, RunnerClass, Unit, plan
+from simpler.fleet.render import github_matrix, plan_document, plan_table
+from simpler.reporting.files import write_atomically
+from simpler.scheduler.durations import Measured, load_measurements
+from simpler.usage import OneLineParser, UsageError, positive_int
+
+__all__ = ["main"]
+
+PROG = "simpler plan"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+        return _plan(args)
+    except (UsageError, PlanError, InputError) as error:
+        print(f"error: {PROG}: {error}" if not str(error).startswith(PROG) else f"error: {error}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
+    except OSError as error:
+        print(f"error: {PROG}: {error}", file=sys.stderr)
+        return EXIT_INFRA
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog=PROG, description="A CI matrix planned by device size.")
+    parser.add_argument("--registry", type=Path, required=True, metavar="F")
+    parser.add_argument("--runners", type=_runner_classes, required=True, metavar="DEV=LABEL,...")
+    size = parser.add_mutually_exclusive_group(required=True)
+    size.add_argument("--target-minutes", type=_positive_minutes, metavar="M")
+    size.add_argument("--jobs", type=_job_counts, metavar="DEV=N,...")
+    parser.add_argument("--durations", type=Path, metavar="F")
+    parser.add_argument("--startup-seconds", type=float, default=20.0, metavar="S",
+                        help="what starting one run costs a job (default 20)")  # fmt: skip
+    parser.add_argument("--out", type=Path, metavar="F", help="write the plan file")
+    parser.add_argument("--format", choices=("table", "json", "github"), default="table")
+    return parser
+
+
+def _plan(args: argparse.Namespace) -> int:
+    durations = _durations(args.durations) if args.durations else {}
+    loaded = load_registry(args.registry, lenient=False)
+    units: list[Unit] = []
+    unsized = 0
+    for index, registration in enumerate(loaded.registrations):
+        if not (registration.enabled and registration.per_commit):
+            continue
+        devices = device_count(registration.suite)
+        unsized += devices is None
+        measured = durations.get(f"file:{registration.filename}") or durations.get(
+            registration.filename
+        )
+        seconds, source = (
+            (measured.seconds, "durations") if measured else (registration.est_time, "estimate")
+        )
+        units.append(Unit(str(index), max(devices or 1, 1), seconds, source))
+    target_s = args.target_minutes * 60 if args.target_minutes else None
+    made = plan(units, args.runners, target_s=target_s, jobs=args.jobs,
+                startup_s=args.startup_seconds)  # fmt: skip
+    document = plan_document(made, int)
+    if args.out:
+        text = json.dumps(document, indent=1) + "\n"
+        write_atomically(args.out, lambda stream: stream.write(text.encode()))
+    if args.format == "json":
+        print(json.dumps(document, indent=1))
+    elif args.format == "github":
+        print(github_matrix(made))
+    else:
+        print(plan_table(made, dict(Counter(unit.source for unit in units))), end="")
+        if unsized:
+            print(f"note: {unsized} registration(s) without an N-gpu suite planned as 1 device")
+    return EXIT_OK
+
+
+def _durations(path: Path) -> dict[str, Measured]:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise UsageError(f"--durations {path}: not a durations file ({error})") from None
+    if not isinstance(document, dict):
+        raise UsageError(f"--durations {path}: not a durations file (not a JSON object)")
+    return load_measurements(path)
+
+
+def _runner_classes(text: str) -> list[RunnerClass]:
+    pairs = _pairs(text, "--runners")
+    return [RunnerClass(positive_int(devices), label) for devices, label in pairs]
+
+
+def _job_counts(text: str) -> dict[int, int]:
+    return {positive_int(d): positive_int(n) for d, n in _pairs(text, "--jobs")}
+
+
+def _pairs(text: str, flag: str) -> list[tuple[str, str]]:
+    pairs = [item.partition("=") for item in text.split(",") if item.strip()]
+    if not pairs or any(not key or not sep or not value for key, sep, value in pairs):
+        raise argparse.ArgumentTypeError(f"expected DEV=VALUE,... got {text!r}")
+    return [(key.strip(), value.strip()) for key, _, value in pairs]
+
+
+def _positive_minutes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of minutes, got {text!r}")
+    return value
