@@ -453,6 +453,33 @@ def capacity_report(repeats: int) -> list[Figure]:
     ]
 
 
+PLAN_GOAL_S = 2.0  # issue 25: 20k registrations on 4 runner classes in under 2 s
+PLAN_RUNNERS = "1=gpu-1,2=gpu-2,4=gpu-4,8=gpu-8"
+
+
+def plan_registry(repeats: int) -> list[Figure]:
+    """`simpler plan` of 20k registrations on 4 runner classes: under 2 s, and beside it the
+    ratio to a process that merely loads the registry's JSON."""
+    with tempfile.TemporaryDirectory(prefix="simpler-bench-") as folder:
+        path = Path(folder) / "registry.json"
+        write_registry(path)
+        argv = [sys.executable, "-m", "simpler", "plan", "--registry", str(path)]
+        argv += ["--runners", PLAN_RUNNERS, "--target-minutes", "600", "--format", "json"]
+        plan_s, load_s = _interleaved_medians(
+            argv, [sys.executable, "-c", LOAD_REGISTRY, str(path)], repeats
+        )
+    return [
+        Figure(
+            f"plan: {CAPACITY_REGISTRATIONS // 1000}k registrations on 4 runner classes",
+            plan_s / PLAN_GOAL_S,
+            f"{PLAN_GOAL_S:g} seconds",
+            f"{plan_s:.3f}s; {plan_s / load_s:.1f}x a process that json.load()s the registry "
+            f"({load_s:.3f}s; medians of {repeats})",
+            1.0,
+        )
+    ]
+
+
 # A real suite of a few thousand small tests that use no device: transitions' own tests,
 # from its pinned sdist (its test dependencies are in simpler's test extra). Its ini adds -x;
 # the user's own flags here drop it, so that every test runs on both sides.
@@ -545,6 +572,7 @@ BENCHMARKS: dict[str, Callable[[int], list[Figure]]] = {
     ),
     "report": report_summary,
     "capacity": capacity_report,
+    "plan": plan_registry,
     "no_device_l2": no_device_l2,
 }
 
