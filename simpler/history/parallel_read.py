@@ -74,8 +74,10 @@ def read_in_order(read: Callable[[Path], _Read], paths: Sequence[Path]) -> Itera
 
 def _die_with(importer: int) -> None:
     """A reader's first act: die when the importer does. An import killed with SIGKILL (a
-    cancelled CI job) runs no clean-up of its own, and a reader left behind would hold a
-    core and half a gigabyte of parsed runs until the machine is recycled."""
+    cancelled CI job) runs no clean-up of its own, and a reader left behind waits forever
+    for work (the chaos cell "history: no reader left" saw three). The signal follows the
+    thread that started the reader: the pool starts readers on submit, in the importer's
+    calling thread, which lives as long as the import."""
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
