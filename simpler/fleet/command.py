@@ -1,14 +1,17 @@
 """``simpler plan``: a CI matrix planned by device size from a capacity registry.
 
-    simpler plan --registry F --runners 1=cpu-1,2=gpu-2,8=gpu-8
-                 (--target-minutes M | --jobs 1=3,8=1) [--durations F]
-                 [--startup-seconds S] [--out plan.json] [--format table|json|github]
+    simpler plan (--registry F | [--platform P] -- PYTEST_ARGS)
+                 --runners 1=cpu-1,2=gpu-2,8=gpu-8 (--target-minutes M | --jobs 1=3,8=1)
+                 [--durations F] [--startup-seconds S] [--out plan.json]
+                 [--format table|json|github]
 
-Each enabled per-commit registration is a unit: its devices from its suite's ``N-gpu``
-token (a suite without one is planned as one device, and the table says how many), its time
-from the durations file (``simpler history durations``: its ``file:PATH`` or ``PATH`` key)
-or else its ``est_time``. Planning from a collected suite, ``simpler run --plan --job`` and
-the workflow are still to come (issue 25). Bad input is one line and exit 2.
+From a registry, each enabled per-commit registration is a unit: its devices from its
+suite's ``N-gpu`` token (a suite without one is planned as one device, and the table says
+how many), its time from the durations file (``simpler history durations``: its
+``file:PATH`` or ``PATH`` key) or else its ``est_time``. From a suite (pytest's collection
+of PYTEST_ARGS, as ``simpler run`` collects it), the units are its L2 files and Resource
+tests (``simpler.fleet.suite_units``). ``simpler run --plan --job`` and the workflow are
+still to come (issue 25). Bad input is one line and exit 2.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from simpler.capacity.sizing import device_count
 from simpler.contract import EXIT_INFRA, EXIT_OK, EXIT_USAGE
 from simpler.fleet.planner import PlanError, RunnerClass, Unit, plan
 from simpler.fleet.render import github_matrix, plan_document, plan_table
+from simpler.fleet.suite_units import suite_units
 from simpler.reporting.files import write_atomically
 from simpler.scheduler.durations import Measured, load_measurements
 from simpler.usage import OneLineParser, UsageError, positive_int
@@ -37,8 +41,13 @@ PROG = "simpler plan"
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-        return _plan(args)
+        own = list(sys.argv[1:] if argv is None else argv)
+        pytest_args = own[own.index("--") + 1 :] if "--" in own else None
+        own = own[: own.index("--")] if "--" in own else own
+        args = _parser().parse_args(own)
+        if (args.registry is None) == (pytest_args is None):
+            raise UsageError(f"{PROG}: plan a --registry F or a suite (-- PYTEST_ARGS), one")
+        return _plan(args, pytest_args)
     except (UsageError, PlanError, InputError) as error:
         print(f"error: {PROG}: {error}" if not str(error).startswith(PROG) else f"error: {error}",
               file=sys.stderr)  # fmt: skip
@@ -50,7 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog=PROG, description="A CI matrix planned by device size.")
-    parser.add_argument("--registry", type=Path, required=True, metavar="F")
+    parser.add_argument("--registry", type=Path, metavar="F")
+    parser.add_argument("--platform", default="a5sim", help="to collect the suite on")
     parser.add_argument("--runners", type=_runner_classes, required=True, metavar="DEV=LABEL,...")
     size = parser.add_mutually_exclusive_group(required=True)
     size.add_argument("--target-minutes", type=_positive_minutes, metavar="M")
@@ -63,27 +73,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _plan(args: argparse.Namespace) -> int:
+def _plan(args: argparse.Namespace, pytest_args: list[str] | None) -> int:
     durations = _durations(args.durations) if args.durations else {}
-    loaded = load_registry(args.registry, lenient=False)
-    units: list[Unit] = []
     unsized = 0
-    for index, registration in enumerate(loaded.registrations):
-        if not (registration.enabled and registration.per_commit):
-            continue
-        devices = device_count(registration.suite)
-        unsized += devices is None
-        measured = durations.get(f"file:{registration.filename}") or durations.get(
-            registration.filename
-        )
-        seconds, source = (
-            (measured.seconds, "durations") if measured else (registration.est_time, "estimate")
-        )
-        units.append(Unit(str(index), max(devices or 1, 1), seconds, source))
+    if pytest_args is not None:
+        units = _suite(args.platform, pytest_args, durations)
+    else:
+        units, unsized = _registry(args.registry, durations)
     target_s = args.target_minutes * 60 if args.target_minutes else None
     made = plan(units, args.runners, target_s=target_s, jobs=args.jobs,
                 startup_s=args.startup_seconds)  # fmt: skip
-    document = plan_document(made, int)
+    document = plan_document(made, str if pytest_args is not None else int)
     if args.out:
         text = json.dumps(document, indent=1) + "\n"
         write_atomically(args.out, lambda stream: stream.write(text.encode()))
@@ -96,6 +96,35 @@ def _plan(args: argparse.Namespace) -> int:
         if unsized:
             print(f"note: {unsized} registration(s) without an N-gpu suite planned as 1 device")
     return EXIT_OK
+
+
+def _registry(path: Path, durations: dict[str, Measured]) -> tuple[list[Unit], int]:
+    """The registry's units (keyed by index) and how many had no device count."""
+    units: list[Unit] = []
+    unsized = 0
+    for index, registration in enumerate(load_registry(path, lenient=False).registrations):
+        if not (registration.enabled and registration.per_commit):
+            continue
+        devices = device_count(registration.suite)
+        unsized += devices is None
+        measured = durations.get(f"file:{registration.filename}") or durations.get(
+            registration.filename
+        )
+        seconds, source = (
+            (measured.seconds, "durations") if measured else (registration.est_time, "estimate")
+        )
+        units.append(Unit(str(index), max(devices or 1, 1), seconds, source))
+    return units, unsized
+
+
+def _suite(platform: str, pytest_args: list[str], durations: dict[str, Measured]) -> list[Unit]:
+    from simpler.orchestrator.collection import ListingError, collect_suite
+
+    try:
+        listing = collect_suite(platform, [0], pytest_args)
+    except (ListingError, ValueError) as error:
+        raise UsageError(f"{PROG}: {error}") from None
+    return suite_units(listing, durations)
 
 
 def _durations(path: Path) -> dict[str, Measured]:

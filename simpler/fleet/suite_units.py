@@ -1,0 +1,40 @@
+"""The units of a collected suite, for the plan: each L2 file (one device, the file's tests
+run together) and each Resource test (its own device count), with the time to plan on.
+
+Where a time comes from, best first: the durations file (``simpler history durations``,
+a file's ``file:PATH`` key or the sum of its tests' keys, a Resource test's node id), then
+the test's own estimate (a Resource test's ``est_s`` marker), then the count of its tests
+times the scheduler's default estimate: a cold start plans on something, and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from simpler.fleet.planner import Unit
+from simpler.orchestrator.collection import SuiteListing
+from simpler.scheduler.durations import DEFAULT_EST_S, Measured
+
+__all__ = ["suite_units"]
+
+
+def suite_units(listing: SuiteListing, durations: Mapping[str, Measured]) -> list[Unit]:
+    units = []
+    for path, nodeids in listing.l2_files().items():
+        whole = durations.get(f"file:{path}")
+        parts = [durations.get(nodeid) for nodeid in nodeids]
+        if whole is not None:
+            units.append(Unit(path, 1, whole.seconds, "durations"))
+        elif all(part is not None for part in parts):
+            units.append(Unit(path, 1, sum(p.seconds for p in parts if p), "durations"))
+        else:
+            units.append(Unit(path, 1, len(nodeids) * DEFAULT_EST_S, "count"))
+    for test in listing.resource:
+        measured = durations.get(test.nodeid)
+        if measured is not None:
+            units.append(Unit(test.nodeid, test.devices, measured.seconds, "durations"))
+        elif test.est_s is not None:
+            units.append(Unit(test.nodeid, test.devices, test.est_s, "estimate"))
+        else:
+            units.append(Unit(test.nodeid, test.devices, DEFAULT_EST_S, "count"))
+    return units
