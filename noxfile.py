@@ -143,7 +143,8 @@ def _devices() -> str:
 
 
 def _shard_args() -> list[str]:
-    # A CI matrix job runs one shard: SIMPLER_SHARD=2/4.
+    # A CI matrix job runs one shard: SIMPLER_SHARD=2/4. A job of a plan sets SIMPLER_PLAN and
+    # SIMPLER_JOB instead, which `simpler run` reads itself.
     shard = os.environ.get("SIMPLER_SHARD", "")
     return ["--shard", shard] if shard else []
 

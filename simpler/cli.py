@@ -19,9 +19,8 @@ from simpler.orchestrator.preflight import check_env_numbers, check_faults, chec
 from simpler.usage import OneLineParser, UsageError, positive_int
 
 if TYPE_CHECKING:
-    from simpler.orchestrator.collection import SuiteListing
+    from simpler.orchestrator.collection import ResourceTest, SuiteListing
     from simpler.orchestrator.pytest_args import PytestArgs
-    from simpler.orchestrator.sharding import ShardSpec
 
 __all__ = ["main"]
 
@@ -80,6 +79,8 @@ def _build_parser() -> OneLineParser:
     run.add_argument("--junit", type=Path, help="write JUnit XML of every test and child here")
     run.add_argument("--quarantine", type=Path, metavar="F", help=QUARANTINE_HELP)
     run.add_argument("--shard", metavar="I/N", help="run only the I-th of N balanced shards")
+    run.add_argument("--plan", type=Path, metavar="F", help="a plan file of simpler plan")
+    run.add_argument("--job", metavar="ID", help="run only this job of --plan's")
     identity = run.add_mutually_exclusive_group()
     identity.add_argument(
         "--run-id",
@@ -230,20 +231,20 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
     check_faults(args.platform, pytest_args)
     check_env_numbers()
     quarantine = load_run_quarantine(args.quarantine, "simpler run")  # before anything runs
-    shard = _shard(args.shard)
-    durations = _shard_durations(args.shard_durations) if shard is not None else {}
-    listing, parsed_args = _listing(args.platform, devices, phases, pytest_args, shard is not None)
+    from simpler.fleet.run_share import RunShare
+
+    split = RunShare.read(args)
+    listing, parsed_args = _listing(args.platform, devices, phases, pytest_args, split.splits)
     warn_unmatched(quarantine, listing)
     l2_files: list[str] | None = None
     resource_tests = listing.resource if listing is not None else None
-    if shard is not None and listing is not None:
-        from simpler.orchestrator.sharding import split_suite
-
-        mine = split_suite(listing, shard.count, durations, len(devices))[shard.index - 1]
+    if split.splits and listing is not None:
+        mine = split.share(listing, len(devices))
         if mine.empty:
-            print(f"simpler run: shard {shard} has nothing to run (the suite has fewer units)")
+            print(f"simpler run: {split} has nothing to run (the suite has fewer units)")
             return 0
         l2_files, resource_tests = mine.l2_files, mine.resource
+        _check_fit(mine.resource, devices, phases)
     l2_parts = listing.l2_parts(l2_files) if listing is not None else None
     l2_tests = _l2_tests(listing, l2_files)
     from simpler.reporting import report_file as report  # not at the top: `capacity` skips it
@@ -270,7 +271,7 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
         l2_parts=l2_parts,
         l2_tests=l2_tests,
         l2_plain=frozenset(listing.plain) if listing is not None else frozenset(),
-        shard=str(shard) if shard else None,
+        shard=split.label,
         history=_history(args.history, phases),
         test_quarantine=quarantine,
     )
@@ -301,28 +302,6 @@ def _env_run_id() -> str | None:
     return os.environ.get("SIMPLER_RUN_ID") or None
 
 
-def _shard(text: str | None) -> ShardSpec | None:
-    if text is None:
-        return None
-    from simpler.orchestrator.sharding import parse_shard
-
-    try:
-        return parse_shard(text)
-    except ValueError as error:
-        raise UsageError(f"simpler run: {error}") from None
-
-
-def _shard_durations(path: Path | None) -> dict[str, float]:
-    """Every matrix job must split alike: only a file they all share may weigh the split."""
-    if path is None:
-        return {}
-    if not path.is_file():
-        raise UsageError(f"simpler run: --shard-durations {path} is not a readable file")
-    from simpler.scheduler.durations import load_durations
-
-    return load_durations(path)
-
-
 def _listing(
     platform: str, devices: list[int], phases: list[str], pytest_args: list[str], sharded: bool
 ) -> tuple[SuiteListing | None, PytestArgs]:
@@ -351,15 +330,20 @@ def _listing(
         print(f"simpler run: {found.listing_error}", file=sys.stderr)
     if listing is None:
         return None, found.pytest_args
-    # Only a run that has the Resource phase must fit its tests to the devices.
-    too_big = [t for t in listing.resource if t.devices > len(devices) and "resource" in phases]
+    if not sharded:  # a share is fitted once it is known: a job runs only its own tests
+        _check_fit(listing.resource, devices, phases)
+    return listing, found.pytest_args
+
+
+def _check_fit(tests: list[ResourceTest], devices: list[int], phases: list[str]) -> None:
+    """Only a run that has the Resource phase must fit its tests to the devices."""
+    too_big = [t for t in tests if t.devices > len(devices) and "resource" in phases]
     if too_big:
         names = ", ".join(f"{t.nodeid} needs {t.devices}" for t in too_big)
         raise UsageError(
             f"simpler run: Resource test(s) can never fit the {len(devices)} device(s) of "
             f"--device: {names}"
         )
-    return listing, found.pytest_args
 
 
 def _report(args: argparse.Namespace) -> int:

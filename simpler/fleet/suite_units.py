@@ -4,7 +4,8 @@ run together) and each Resource test (its own device count), with the time to pl
 Where a time comes from, best first: the durations file (``simpler history durations``,
 a file's ``file:PATH`` key or the sum of its tests' keys, a Resource test's node id), then
 the test's own estimate (a Resource test's ``est_s`` marker), then the count of its tests
-times the scheduler's default estimate: a cold start plans on something, and says so.
+times the defaults ``--shard`` balances on (a second an L2 test, 30 s a Resource test): a
+cold start plans on something, and says so.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from collections.abc import Mapping
 
 from simpler.fleet.planner import Unit
 from simpler.orchestrator.collection import SuiteListing
-from simpler.scheduler.durations import DEFAULT_EST_S, Measured
+from simpler.orchestrator.sharding import DEFAULT_RESOURCE_S, DEFAULT_TEST_S
+from simpler.scheduler.durations import Measured
 
 __all__ = ["suite_units"]
 
@@ -28,7 +30,7 @@ def suite_units(listing: SuiteListing, durations: Mapping[str, Measured]) -> lis
         elif all(part is not None for part in parts):
             units.append(Unit(path, 1, sum(p.seconds for p in parts if p), "durations"))
         else:
-            units.append(Unit(path, 1, len(nodeids) * DEFAULT_EST_S, "count"))
+            units.append(Unit(path, 1, len(nodeids) * DEFAULT_TEST_S, "count"))
     for test in listing.resource:
         measured = durations.get(test.nodeid)
         if measured is not None:
@@ -36,5 +38,5 @@ def suite_units(listing: SuiteListing, durations: Mapping[str, Measured]) -> lis
         elif test.est_s is not None:
             units.append(Unit(test.nodeid, test.devices, test.est_s, "estimate"))
         else:
-            units.append(Unit(test.nodeid, test.devices, DEFAULT_EST_S, "count"))
+            units.append(Unit(test.nodeid, test.devices, DEFAULT_RESOURCE_S, "count"))
     return units

@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 
 from simpler.orchestrator.collection import ResourceTest, SuiteListing
 
-__all__ = ["DEFAULT_TEST_S", "Shard", "ShardSpec", "parse_shard", "split_suite"]
+__all__ = [
+    "DEFAULT_RESOURCE_S",
+    "DEFAULT_TEST_S",
+    "Shard",
+    "ShardSpec",
+    "parse_shard",
+    "split_suite",
+]
 
 DEFAULT_TEST_S = 1.0  # an L2 test nobody has timed yet
 DEFAULT_RESOURCE_S = 30.0

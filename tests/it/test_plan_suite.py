@@ -5,6 +5,7 @@ there are some and on estimates, then test counts, when there are none."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -49,3 +50,45 @@ def test_measured_durations_are_planned_on_and_bad_input_is_one_line(tmp_path: P
     assert len(refused.stderr.strip().splitlines()) == 1 and "Traceback" not in refused.stderr
     both = _plan("--target-minutes", "10", "--registry", str(durations), "--", *SUITES)
     assert both.returncode == 2 and "one" in both.stderr
+
+
+def test_the_jobs_of_a_plan_run_every_test_exactly_once(tmp_path: Path) -> None:
+    suites = ["tests/it/scenarios/scenario_history_suite.py", *SUITES[1:], RESOURCE]
+    plan_file = tmp_path / "plan.json"
+    planned = _plan("--jobs", "1=2,2=1", "--out", str(plan_file), "--", *suites)
+    assert planned.returncode == 0, planned.stderr
+    jobs = json.loads(plan_file.read_text())["jobs"]
+    ran: list[str] = []
+    for job in jobs:
+        report = tmp_path / f"{job['id']}.jsonl"
+        done = subprocess.run(
+            [sys.executable, "-m", "simpler", "run", "--platform", "a5sim",
+             "--device", "0-1" if job["devices"] == 2 else "0", "--report", str(report),
+             "--plan", str(plan_file), "--job", job["id"], "--phases", "l2,resource",
+             "--", *suites],
+            cwd=ROOT, capture_output=True, text=True, timeout=300,
+            env={**os.environ, "SIMPLER_OP_TIMEOUT_MS": "150"},
+        )  # fmt: skip
+        assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-2000:]
+        records = [json.loads(line) for line in report.read_text().splitlines() if line]
+        # A crashed or hung child leaves a child record, not a test record: both name it.
+        ran += sorted({r["nodeid"] for r in records if r.get("type") in ("test", "child")})
+        assert all(r.get("shard") == f"job {job['id']}" for r in records if r["type"] == "phase"
+                   and r.get("event") == "start")  # fmt: skip
+    collected = _collected(suites)
+    assert sorted(ran) == sorted(collected)  # each test in one job, none in two
+    wrong = subprocess.run(
+        [sys.executable, "-m", "simpler", "run", "--platform", "a5sim", "--device", "0",
+         "--plan", str(plan_file), "--job", "no-such-job", "--", *suites],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert wrong.returncode == 2 and "no-such-job is not in the plan" in wrong.stderr
+
+
+def _collected(suites: list[str]) -> list[str]:
+    listed = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+         *suites],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    return [line for line in listed.stdout.splitlines() if "::" in line]

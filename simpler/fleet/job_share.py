@@ -1,0 +1,78 @@
+"""``simpler run --plan FILE --job ID``: the share of the collected suite one planned job runs.
+
+The job runs the L2 files and Resource tests its plan entry names. A unit of the suite the
+plan does not know (added since the plan was made) goes to one job by a stable rule, the
+same in every job of the matrix, so that it runs exactly once: among the jobs whose runner
+has enough devices for it, the one a hash of its name picks. Units the plan names that the
+suite no longer has are passed over. A plan of a registry, a plan none of whose units the
+suite has (another suite's), and a job the plan does not have are usage errors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from simpler.orchestrator.collection import SuiteListing
+from simpler.orchestrator.sharding import Shard
+from simpler.usage import UsageError
+
+__all__ = ["job_share", "load_plan"]
+
+PROG = "simpler run"
+
+
+def load_plan(path: Path) -> dict[str, Any]:
+    """The plan file, checked for the fields a job reads."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise UsageError(f"{PROG}: --plan {path}: not a plan file ({error})") from None
+    if not isinstance(document, dict):
+        document = {}
+    jobs = document.get("jobs")
+    if document.get("schema") != 1 or not isinstance(jobs, list) or not all(
+        isinstance(job, dict) and isinstance(job.get("id"), str)
+        and isinstance(job.get("devices"), int) and isinstance(job.get("units"), list)
+        for job in jobs
+    ):  # fmt: skip
+        raise UsageError(f"{PROG}: --plan {path}: not a plan file (simpler plan --out writes one)")
+    if any(not isinstance(unit, str) for job in jobs for unit in job["units"]):
+        raise UsageError(f"{PROG}: --plan {path} plans a registry, not a suite: it cannot run")
+    planned: dict[str, Any] = document
+    return planned
+
+
+def job_share(listing: SuiteListing, plan: dict[str, Any], job_id: str, path: Path) -> Shard:
+    jobs = sorted(plan["jobs"], key=lambda job: job["id"])
+    mine = next((job for job in jobs if job["id"] == job_id), None)
+    if mine is None:
+        known = ", ".join(job["id"] for job in jobs[:6]) + (", ..." if len(jobs) > 6 else "")
+        raise UsageError(f"{PROG}: --job {job_id} is not in the plan {path} (its jobs: {known})")
+    owner = {unit: job["id"] for job in jobs for unit in job["units"]}
+    files = listing.l2_files()
+    if owner and not any(unit in owner for unit in [*files, *(t.nodeid for t in listing.resource)]):
+        raise UsageError(
+            f"{PROG}: the plan {path} names none of this suite's tests: another suite's?"
+        )
+    share = Shard()
+    for path_of_file in sorted(files):
+        if (owner.get(path_of_file) or _stable_job(path_of_file, jobs, 1)) == job_id:
+            share.l2_files.append(path_of_file)
+    for test in listing.resource:
+        if (owner.get(test.nodeid) or _stable_job(test.nodeid, jobs, test.devices)) == job_id:
+            share.resource.append(test)
+    return share
+
+
+def _stable_job(name: str, jobs: list[dict[str, Any]], devices: int) -> str:
+    """The job a unit unknown to the plan goes to: the same in every job of the matrix."""
+    fitting = [job["id"] for job in jobs if job["devices"] >= devices]
+    if not fitting:
+        raise UsageError(
+            f"{PROG}: {name} needs {devices} devices; no job of the plan has as many (plan again)"
+        )
+    digest = int(hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest(), 16)
+    return str(fitting[digest % len(fitting)])
