@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import NoReturn
 
-__all__ = ["OneLineParser", "UsageError", "positive_int"]
+__all__ = ["OneLineParser", "UsageError", "positive_int", "positive_number"]
 
 
 class UsageError(Exception):
@@ -23,3 +24,18 @@ def positive_int(text: str) -> int:
     if not (text.isascii() and text.isdigit()) or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return int(text)
+
+
+def positive_number(unit: str) -> Callable[[str], float]:
+    """An argparse ``type``: a finite number above 0 of ``unit`` (days, minutes)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not 0 < value < float("inf"):
+            raise argparse.ArgumentTypeError(f"expected a positive number of {unit}, got {text!r}")
+        return value
+
+    return parse

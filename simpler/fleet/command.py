@@ -32,7 +32,7 @@ from simpler.fleet.render import github_matrix, plan_document, plan_table
 from simpler.fleet.suite_units import suite_units
 from simpler.reporting.files import write_atomically
 from simpler.scheduler.durations import Measured, load_measurements
-from simpler.usage import OneLineParser, UsageError, positive_int
+from simpler.usage import OneLineParser, UsageError, positive_int, positive_number
 
 __all__ = ["main"]
 
@@ -63,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--platform", default="a5sim", help="to collect the suite on")
     parser.add_argument("--runners", type=_runner_classes, required=True, metavar="DEV=LABEL,...")
     size = parser.add_mutually_exclusive_group(required=True)
-    size.add_argument("--target-minutes", type=_positive_minutes, metavar="M")
+    size.add_argument("--target-minutes", type=positive_number("minutes"), metavar="M")
     size.add_argument("--jobs", type=_job_counts, metavar="DEV=N,...")
     parser.add_argument("--durations", type=Path, metavar="F")
     parser.add_argument("--startup-seconds", type=float, default=20.0, metavar="S",
@@ -151,13 +151,3 @@ def _pairs(text: str, flag: str) -> list[tuple[str, str]]:
     if not pairs or any(not key or not sep or not value for key, sep, value in pairs):
         raise argparse.ArgumentTypeError(f"expected DEV=VALUE,... got {text!r}")
     return [(key.strip(), value.strip()) for key, _, value in pairs]
-
-
-def _positive_minutes(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number of minutes, got {text!r}")
-    return value

@@ -16,22 +16,12 @@ from pathlib import Path
 
 from simpler.contract import EXIT_INFRA, EXIT_OK, EXIT_USAGE
 from simpler.history.schema import HistoryUnusable, connect, db_path
-from simpler.usage import OneLineParser, UsageError, positive_int
+from simpler.usage import OneLineParser, UsageError, positive_int, positive_number
 
 __all__ = ["build_parser", "main"]
 
 PROG = "simpler history"
 FORMATS = ("table", "json", "markdown")
-
-
-def _positive_days(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number of days, got {text!r}")
-    return value
 
 
 def _rate(text: str) -> float:
@@ -111,7 +101,9 @@ def _with_db(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def _with_window(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     window = parser.add_mutually_exclusive_group()
-    window.add_argument("--window", type=_positive_days, metavar="DAYS", help="the last DAYS")
+    window.add_argument(
+        "--window", type=positive_number("days"), metavar="DAYS", help="the last DAYS"
+    )
     window.add_argument("--runs", type=positive_int, metavar="N", help="the last N runs")
     parser.add_argument("--branch", help="only the runs of this branch")
     return parser
