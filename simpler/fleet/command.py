@@ -31,7 +31,7 @@ from simpler.fleet.planner import PlanError, RunnerClass, Unit, plan
 from simpler.fleet.render import github_matrix, plan_document, plan_table
 from simpler.fleet.suite_units import suite_units
 from simpler.reporting.files import write_atomically
-from simpler.scheduler.durations import Measured, load_measurements
+from simpler.scheduler.durations import Measured, measurements_of
 from simpler.usage import OneLineParser, UsageError, positive_int, positive_number
 
 __all__ = ["main"]
@@ -134,7 +134,7 @@ def _durations(path: Path) -> dict[str, Measured]:
         raise UsageError(f"--durations {path}: not a durations file ({error})") from None
     if not isinstance(document, dict):
         raise UsageError(f"--durations {path}: not a durations file (not a JSON object)")
-    return load_measurements(path)
+    return measurements_of(document)
 
 
 def _runner_classes(text: str) -> list[RunnerClass]:

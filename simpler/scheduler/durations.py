@@ -50,6 +50,7 @@ __all__ = [
     "is_duration",
     "load_durations",
     "load_measurements",
+    "measurements_of",
     "record_durations",
     "record_results",
     "write_document",
@@ -96,6 +97,11 @@ def load_measurements(path: Path = DEFAULT_DURATIONS_PATH) -> dict[str, Measured
         return {}
     if not isinstance(document, dict):
         return {}
+    return measurements_of(document)
+
+
+def measurements_of(document: Mapping[str, object]) -> dict[str, Measured]:
+    """The readable entries of a durations document already parsed (see load_measurements)."""
     entries = {key: _entry(value) for key, value in document.items() if isinstance(key, str)}
     return {key: entry for key, entry in entries.items() if entry is not None}
 
