@@ -110,6 +110,14 @@ def _build_parser() -> OneLineParser:
     rep.add_argument("--junit", type=Path, help="write JUnit XML of every test and child here")
     rep.add_argument("--quarantine", type=Path, metavar="F", help=QUARANTINE_HELP)
     rep.add_argument(
+        "--plan",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="F",
+        help="a plan file of simpler plan (repeatable): a job of it without a report is red",
+    )
+    rep.add_argument(
         "--timeline", type=Path, help="draw the run per device over time (.svg or .html)"
     )
     rep.add_argument(
@@ -347,6 +355,7 @@ def _check_fit(tests: list[ResourceTest], devices: list[int], phases: list[str])
 
 
 def _report(args: argparse.Namespace) -> int:
+    from simpler.fleet.missing_jobs import expected_jobs
     from simpler.orchestrator.quarantine_setup import load_run_quarantine
     from simpler.orchestrator.report_phase import ReportOptions, print_report
     from simpler.reporting import report_file as report
@@ -366,6 +375,7 @@ def _report(args: argparse.Namespace) -> int:
         junit=args.junit,
         timeline=args.timeline,
         test_quarantine=load_run_quarantine(args.quarantine, "simpler report"),
+        planned_jobs=tuple(expected_jobs(args.plan, "simpler report")),
     )
     return print_report(files, options)
 

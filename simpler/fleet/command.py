@@ -10,8 +10,8 @@ suite's ``N-gpu`` token (a suite without one is planned as one device, and the t
 how many), its time from the durations file (``simpler history durations``: its
 ``file:PATH`` or ``PATH`` key) or else its ``est_time``. From a suite (pytest's collection
 of PYTEST_ARGS, as ``simpler run`` collects it), the units are its L2 files and Resource
-tests (``simpler.fleet.suite_units``). ``simpler run --plan --job`` and the workflow are
-still to come (issue 25). Bad input is one line and exit 2.
+tests (``simpler.fleet.suite_units``); ``simpler run --plan F --job ID`` runs one job's
+share. Bad input is one line and exit 2.
 """
 
 from __future__ import annotations
@@ -83,7 +83,10 @@ def _plan(args: argparse.Namespace, pytest_args: list[str] | None) -> int:
     target_s = args.target_minutes * 60 if args.target_minutes else None
     made = plan(units, args.runners, target_s=target_s, jobs=args.jobs,
                 startup_s=args.startup_seconds)  # fmt: skip
-    document = plan_document(made, str if pytest_args is not None else int)
+    if pytest_args is not None:
+        document = plan_document(made, str, platform=args.platform)
+    else:
+        document = plan_document(made, int)
     if args.out:
         text = json.dumps(document, indent=1) + "\n"
         write_atomically(args.out, lambda stream: stream.write(text.encode()))

@@ -11,7 +11,6 @@ suite has (another suite's), and a job the plan does not have are usage errors.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,30 +18,9 @@ from simpler.orchestrator.collection import SuiteListing
 from simpler.orchestrator.sharding import Shard
 from simpler.usage import UsageError
 
-__all__ = ["job_share", "load_plan"]
+__all__ = ["job_share"]
 
 PROG = "simpler run"
-
-
-def load_plan(path: Path) -> dict[str, Any]:
-    """The plan file, checked for the fields a job reads."""
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise UsageError(f"{PROG}: --plan {path}: not a plan file ({error})") from None
-    if not isinstance(document, dict):
-        document = {}
-    jobs = document.get("jobs")
-    if document.get("schema") != 1 or not isinstance(jobs, list) or not all(
-        isinstance(job, dict) and isinstance(job.get("id"), str)
-        and isinstance(job.get("devices"), int) and isinstance(job.get("units"), list)
-        for job in jobs
-    ):  # fmt: skip
-        raise UsageError(f"{PROG}: --plan {path}: not a plan file (simpler plan --out writes one)")
-    if any(not isinstance(unit, str) for job in jobs for unit in job["units"]):
-        raise UsageError(f"{PROG}: --plan {path} plans a registry, not a suite: it cannot run")
-    planned: dict[str, Any] = document
-    return planned
 
 
 def job_share(listing: SuiteListing, plan: dict[str, Any], job_id: str, path: Path) -> Shard:

@@ -12,11 +12,16 @@ from simpler.fleet.planner import Plan
 __all__ = ["github_matrix", "plan_document", "plan_table"]
 
 
-def plan_document(plan: Plan, unit_value: Callable[[str], Any] = str) -> dict[str, Any]:
+def plan_document(
+    plan: Plan, unit_value: Callable[[str], Any] = str, platform: str | None = None
+) -> dict[str, Any]:
     """The plan file: ``unit_value`` turns a unit's key back into its JSON value (a registry
-    index is a number)."""
+    index is a number). A suite's plan names the platform it was collected on: the merged
+    summary looks for each job's report of that platform."""
+    platform_field = {} if platform is None else {"platform": platform}
     return {
         "schema": 1,
+        **platform_field,
         "target_s": plan.target_s,
         "classes": [
             {

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simpler.fleet.job_share import job_share, load_plan
+from simpler.fleet.job_share import job_share
+from simpler.fleet.plan_file import load_suite_plan
 from simpler.orchestrator.collection import SuiteListing
 from simpler.orchestrator.sharding import Shard, ShardSpec, parse_shard, split_suite
 from simpler.usage import UsageError
@@ -46,7 +47,7 @@ class RunShare:
         if not plan_text:
             return cls()
         path = Path(plan_text)
-        return cls(plan_path=path, plan=load_plan(path), job=job)
+        return cls(plan_path=path, plan=load_suite_plan(path, PROG), job=job)
 
     @property
     def splits(self) -> bool:

@@ -18,6 +18,7 @@ from pathlib import Path
 from simpler.ci import gha
 from simpler.ci.quarantine_markup import quarantine_markdown, quarantine_warnings
 from simpler.contract import EXIT_INFRA, EXIT_USAGE
+from simpler.fleet.missing_jobs import ExpectedJob, missing_jobs, missing_ruling
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.leftovers import leftover_lines
 from simpler.reporting import report_file as report
@@ -37,6 +38,7 @@ class ReportOptions:
     timeline: Path | None = None
     ruling: Ruling | None = None  # an exit code the run decided before its summary
     test_quarantine: QuarantineFile | None = None  # what the summary says of quarantined tests
+    planned_jobs: tuple[ExpectedJob, ...] = ()  # --plan: each must have sent its report
 
 
 def print_report(paths: Sequence[str | Path], options: ReportOptions) -> int:
@@ -64,6 +66,8 @@ def _print_records(records: list[report.Record], malformed: int, options: Report
     ruling = options.ruling
     if unwritten and (ruling is None or ruling.code == EXIT_USAGE):
         ruling = Ruling(EXIT_INFRA, f"{unwritten} could not be written")
+    missing = missing_jobs(records, options.planned_jobs)
+    ruling = missing_ruling(missing, ruling)
     summary = summarize(
         records,
         malformed=malformed,
@@ -76,6 +80,9 @@ def _print_records(records: list[report.Record], malformed: int, options: Report
     text = "\n".join([*_device_quarantine_lines(records), *leftover_lines(records), summary.text])
     if gha.is_github_actions():
         _annotate(summary)
+        for job in missing:
+            print(gha.workflow_command("error", f"no report from planned job {job}",
+                                       {"title": "Planned job without a report"}))  # fmt: skip
         # The summary repeats test output: fenced, it cannot issue workflow commands.
         text = gha.fenced(text, gha.new_stop_token())
     print(text, end="" if text.endswith("\n") else "\n", flush=True)

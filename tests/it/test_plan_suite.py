@@ -59,8 +59,10 @@ def test_the_jobs_of_a_plan_run_every_test_exactly_once(tmp_path: Path) -> None:
     assert planned.returncode == 0, planned.stderr
     jobs = json.loads(plan_file.read_text())["jobs"]
     ran: list[str] = []
+    reports: list[str] = []
     for job in jobs:
         report = tmp_path / f"{job['id']}.jsonl"
+        reports += ["--file", str(report)]
         done = subprocess.run(
             [sys.executable, "-m", "simpler", "run", "--platform", "a5sim",
              "--device", "0-1" if job["devices"] == 2 else "0", "--report", str(report),
@@ -77,12 +79,35 @@ def test_the_jobs_of_a_plan_run_every_test_exactly_once(tmp_path: Path) -> None:
                    and r.get("event") == "start")  # fmt: skip
     collected = _collected(suites)
     assert sorted(ran) == sorted(collected)  # each test in one job, none in two
+    _check_missing_jobs_are_red(plan_file, reports, jobs[-1]["id"])
     wrong = subprocess.run(
         [sys.executable, "-m", "simpler", "run", "--platform", "a5sim", "--device", "0",
          "--plan", str(plan_file), "--job", "no-such-job", "--", *suites],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert wrong.returncode == 2 and "no-such-job is not in the plan" in wrong.stderr
+
+
+def _check_missing_jobs_are_red(plan_file: Path, reports: list[str], last_job: str) -> None:
+    """Merged with --plan, all the jobs' reports give the verdict they give alone; without the
+    last job's, the verdict is red and names that job."""
+    def merged(files: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "simpler", "report", *files, "--plan", str(plan_file)],
+            cwd=ROOT, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+
+    whole = merged(reports)
+    unplanned = subprocess.run(
+        [sys.executable, "-m", "simpler", "report", *reports],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert whole.returncode == unplanned.returncode, whole.stdout[-2000:]
+    assert "without a report" not in whole.stdout
+    short = merged(reports[:-2])
+    assert short.returncode == 1, short.stdout[-2000:]
+    verdict = short.stdout.strip().splitlines()[-1]
+    assert "planned job(s) without a report" in verdict and last_job in verdict, verdict
 
 
 def _collected(suites: list[str]) -> list[str]:
