@@ -139,7 +139,8 @@ def _platform() -> str:
 
 
 def _devices() -> str:
-    return os.environ.get("SIMPLER_DEVICES", "0-1")
+    # A matrix entry without devices sets SIMPLER_DEVICES to "": the default, not no device.
+    return os.environ.get("SIMPLER_DEVICES") or "0-1"
 
 
 def _shard_args() -> list[str]:
@@ -193,7 +194,7 @@ def st_a2a3(session: nox.Session) -> None:
 @nox.session(tags=["gpu"])
 def st_cuda(session: nox.Session) -> None:
     """The scene suite on NVIDIA GPUs (SIMPLER_DEVICES, default 0; one GPU: no Resource phase)."""
-    devices = os.environ.get("SIMPLER_DEVICES", "0")
+    devices = os.environ.get("SIMPLER_DEVICES") or "0"
     one_device = "," not in devices and "-" not in devices
     phases = "l2,retry,report" if one_device else "l2,resource,retry,report"
     _scene_suite(session, "cuda", devices, phases)

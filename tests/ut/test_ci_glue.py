@@ -21,17 +21,33 @@ def _matrix(stdin: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_each_session_is_a_job_and_sharded_sessions_are_several() -> None:
-    done = _matrix(json.dumps(SESSIONS), "--shards", "st_a5=3")
-    assert done.returncode == 0
+def test_each_session_is_a_job_and_planned_sessions_are_their_plans_jobs(tmp_path: Path) -> None:
+    plan = tmp_path / "st_a5.json"
+    jobs = [{"id": "cpu-1", "runner": "ubuntu-latest", "devices": 1, "units": ["a.py"]},
+            {"id": "gpu-8-1", "runner": "gpu-8", "devices": 8, "units": ["b.py::t"]}]  # fmt: skip
+    plan.write_text(json.dumps({"schema": 1, "jobs": jobs}))
+    done = _matrix(json.dumps(SESSIONS), "--plan", f"st_a5={plan}")
+    assert done.returncode == 0, done.stderr
     name, _, payload = done.stdout.strip().partition("=")
     assert name == "matrix"
     assert json.loads(payload)["include"] == [
-        {"session": "tests", "shard": ""},
-        {"session": "st_a5", "shard": "1/3"},
-        {"session": "st_a5", "shard": "2/3"},
-        {"session": "st_a5", "shard": "3/3"},
+        {"session": "tests", "runner": "ubuntu-latest", "devices": "", "job": ""},
+        {"session": "st_a5", "runner": "ubuntu-latest", "devices": "0", "job": "cpu-1"},
+        {"session": "st_a5", "runner": "gpu-8", "devices": "0-7", "job": "gpu-8-1"},
     ]
+
+
+def test_a_plan_for_a_session_nox_does_not_list_or_an_empty_plan_is_refused(
+    tmp_path: Path,
+) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"schema": 1, "jobs": []}))
+    empty = _matrix(json.dumps(SESSIONS), "--plan", f"st_a5={plan}")
+    assert empty.returncode == 2 and "no jobs" in empty.stderr
+    plan.write_text(json.dumps({"schema": 1, "jobs": [
+        {"id": "c-1", "runner": "c", "devices": 1, "units": []}]}))  # fmt: skip
+    stray = _matrix(json.dumps(SESSIONS), "--plan", f"st_a2a3={plan}")
+    assert stray.returncode == 2 and "st_a2a3" in stray.stderr
 
 
 def test_an_empty_session_list_is_an_error_not_an_empty_green_matrix() -> None:
