@@ -68,6 +68,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--durations", type=Path, metavar="F")
     parser.add_argument("--startup-seconds", type=float, default=20.0, metavar="S",
                         help="what starting one run costs a job (default 20)")  # fmt: skip
+    parser.add_argument("--phase-startup", type=_phase_startups, default={},
+                        metavar="PHASE=S,...", help="what starting a phase costs a job that "
+                        "has it, e.g. l2=3 (its pooled workers loading the runner)")  # fmt: skip
     parser.add_argument("--out", type=Path, metavar="F", help="write the plan file")
     parser.add_argument("--format", choices=("table", "json", "github"), default="table")
     return parser
@@ -82,7 +85,7 @@ def _plan(args: argparse.Namespace, pytest_args: list[str] | None) -> int:
         units, unsized = _registry(args.registry, durations)
     target_s = args.target_minutes * 60 if args.target_minutes else None
     made = plan(units, args.runners, target_s=target_s, jobs=args.jobs,
-                startup_s=args.startup_seconds)  # fmt: skip
+                startup_s=args.startup_seconds, phase_startup_s=args.phase_startup)  # fmt: skip
     if pytest_args is not None:
         document = plan_document(made, str, platform=args.platform)
     else:
@@ -147,6 +150,15 @@ def _runner_classes(text: str) -> list[RunnerClass]:
 
 def _job_counts(text: str) -> dict[int, int]:
     return {positive_int(d): positive_int(n) for d, n in _pairs(text, "--jobs")}
+
+
+def _phase_startups(text: str) -> dict[str, float]:
+    seconds = positive_number("seconds")
+    startups = {phase: seconds(value) for phase, value in _pairs(text, "--phase-startup")}
+    unknown = sorted(set(startups) - {"l2", "resource"})
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown phase {', '.join(unknown)} (l2, resource)")
+    return startups
 
 
 def _pairs(text: str, flag: str) -> list[tuple[str, str]]:

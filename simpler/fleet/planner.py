@@ -6,12 +6,14 @@ byte, whatever order the units came in. The rules:
 
 - every unit (a Resource job, an L2 file, a registration of an N-device suite) goes to the
   smallest class with at least its device count, or to the class its own marker names
-  (which must fit it); moving one-device units to larger classes where that balances the
-  matrix better is not done yet;
-- within a class, the units are dealt into the fewest jobs whose simulated wall (the
-  Resource scheduler's own dry run on the runner's devices, plus the measured start-up of
-  a run) meets the target: longest unit first, each to the job with the least work per
-  device so far. With ``jobs`` fixed per class instead of a target, that many jobs.
+  (which must fit it);
+- within a class, the units are dealt into the fewest jobs whose simulated wall
+  (job_wall.py: the start-up of a run, then per phase its start-up and the Resource
+  scheduler's own dry run on the runner's devices) meets the target: longest unit first,
+  each to the job with the least work per device so far. With ``jobs`` fixed per class
+  instead of a target, that many jobs;
+- then units leave the slowest job while that lowers it (rebalance.py), an L2 file for a
+  job of a larger class too, where its idle devices finish it sooner.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from simpler.scheduler.jobs import Job
-from simpler.scheduler.simulate import dry_run
+from simpler.fleet.job_wall import WallModel
+from simpler.fleet.rebalance import Bin, rebalance
 
 __all__ = ["MAX_MATRIX_JOBS", "ClassPlan", "Plan", "PlanError", "RunnerClass", "Unit", "plan"]
 
@@ -38,6 +40,13 @@ class Unit:
     est_s: float
     source: str = "estimate"  # where est_s came from: durations, estimate or count
     runner_devices: int | None = None  # an explicit class (a device_count marker)
+    phase: str | None = None  # the phase that runs it (l2, resource); None: a registration
+
+    @property
+    def movable_up(self) -> bool:
+        """An L2 file may run on a larger runner's idle devices; a test its marker placed
+        and a Resource test stay where they were put."""
+        return self.phase == "l2" and self.runner_devices is None
 
 
 @dataclass(frozen=True)
@@ -89,6 +98,7 @@ def plan(
     target_s: float | None = None,
     jobs: Mapping[int, int] | None = None,
     startup_s: float = 0.0,
+    phase_startup_s: Mapping[str, float] | None = None,
 ) -> Plan:
     """The plan (the module's docstring). Exactly one of ``target_s`` and ``jobs`` (class
     devices -> job count) is given. Raises :class:`PlanError` for a unit no class fits."""
@@ -97,26 +107,34 @@ def plan(
     ordered = sorted(classes, key=lambda c: (c.devices, c.label))
     if len({c.devices for c in ordered}) != len(ordered):
         raise PlanError("two runner classes with the same device count")
+    model = WallModel(startup_s, dict(phase_startup_s or {}))
     by_class = _assign(sorted(units, key=lambda u: u.key), ordered)
-    planned = []
+    bins: list[tuple[RunnerClass, Bin[Unit]]] = []
     for runner in ordered:
         members = by_class[runner.devices]
         count = None if jobs is None else jobs.get(runner.devices, 0)
         if count == 0 and members:
             raise PlanError(f"{len(members)} unit(s) need the {runner.label} class, given 0 jobs")
-        planned.append(_plan_class(runner, members, target_s, count, startup_s))
-    total = sum(len(p.jobs) for p in planned)
-    notes = []
-    if total > MAX_MATRIX_JOBS:
+        if members:
+            shards = _shards(runner, members, target_s, count, model)
+            bins += [(runner, Bin(runner.devices, list(shard))) for shard in shards]
+    if len(bins) > MAX_MATRIX_JOBS:
         raise PlanError(
-            f"the plan needs {total} jobs, more than a matrix's {MAX_MATRIX_JOBS}: "
+            f"the plan needs {len(bins)} jobs, more than a matrix's {MAX_MATRIX_JOBS}: "
             "give a longer target"
         )
+    rebalance([b for _, b in bins], model.wall)
+    planned = [
+        _class_plan(runner, [b.units for r, b in bins if r == runner], model)
+        for runner in ordered
+        if any(r == runner for r, _ in bins)
+    ]
+    notes = []
     if target_s is not None:
         late = [p.runner.label for p in planned if p.est_wall_s > target_s]
         if late:
             notes.append(f"over the target by a unit longer than it: {', '.join(late)}")
-    return Plan(target_s, tuple(p for p in planned if p.jobs), tuple(notes))
+    return Plan(target_s, tuple(planned), tuple(notes))
 
 
 def _assign(units: Sequence[Unit], classes: Sequence[RunnerClass]) -> dict[int, list[Unit]]:
@@ -142,52 +160,55 @@ def _assign(units: Sequence[Unit], classes: Sequence[RunnerClass]) -> dict[int, 
     return by_class
 
 
-def _plan_class(
+def _shards(
     runner: RunnerClass,
     units: Sequence[Unit],
     target_s: float | None,
     count: int | None,
-    startup_s: float,
-) -> ClassPlan:
-    if not units:
-        return ClassPlan(runner, (), 0.0, 0.0)
+    model: WallModel,
+) -> list[list[Unit]]:
     if count is not None:
-        shards = _deal(units, count, runner.devices)
-    else:
-        assert target_s is not None
-        shards = _fewest_meeting(units, runner.devices, target_s, startup_s)
+        return _deal(units, count, runner.devices)
+    assert target_s is not None
+    return _fewest_meeting(units, runner.devices, target_s, model)
+
+
+def _class_plan(
+    runner: RunnerClass, shards: Sequence[Sequence[Unit]], model: WallModel
+) -> ClassPlan:
     jobs = tuple(
         PlannedJob(
             id=f"{runner.label}-{index + 1}",
             runner=runner.label,
             devices=runner.devices,
-            est_wall_s=_wall(shard, runner.devices, startup_s),
+            est_wall_s=model.wall(shard, runner.devices),
             units=tuple(unit.key for unit in shard),
         )
         for index, shard in enumerate(shards)
     )
+    units = [unit for shard in shards for unit in shard]
     work = sum(unit.devices * unit.est_s for unit in units)
     capacity = len(jobs) * runner.devices
     slowest = max(job.est_wall_s for job in jobs)
     return ClassPlan(
         runner,
         jobs,
-        lower_bound_s=max(work / capacity, max(unit.est_s for unit in units)) + startup_s,
+        lower_bound_s=max(work / capacity, max(unit.est_s for unit in units)) + model.startup_s,
         utilization=work / (capacity * slowest) if slowest > 0 else 0.0,
     )
 
 
 def _fewest_meeting(
-    units: Sequence[Unit], devices: int, target_s: float, startup_s: float
+    units: Sequence[Unit], devices: int, target_s: float, model: WallModel
 ) -> list[list[Unit]]:
     """The fewest shards whose every wall meets the target. A unit longer than the target
     alone makes the target its own time: more jobs would only idle beside it."""
-    target_s = max(target_s, max(_wall([unit], devices, startup_s) for unit in units))
+    target_s = max(target_s, max(model.wall([unit], devices) for unit in units))
     work = sum(unit.devices * unit.est_s for unit in units)
-    start = max(1, int(work // (devices * max(target_s - startup_s, 1e-9))))
+    start = max(1, int(work // (devices * max(target_s - model.startup_s, 1e-9))))
     for count in range(min(start, len(units)), len(units) + 1):
         shards = _deal(units, count, devices)
-        if all(_wall(shard, devices, startup_s) <= target_s for shard in shards):
+        if all(model.wall(shard, devices) <= target_s for shard in shards):
             return shards
     return _deal(units, len(units), devices)
 
@@ -201,9 +222,3 @@ def _deal(units: Sequence[Unit], count: int, devices: int) -> list[list[Unit]]:
         shards[lightest].append(unit)
         loads[lightest] += unit.est_s * unit.devices / devices
     return shards
-
-
-def _wall(shard: Sequence[Unit], devices: int, startup_s: float) -> float:
-    """The scheduler's dry run of the shard on the runner's devices, plus a run's start-up."""
-    jobs = [Job(label=u.key, devices=u.devices, argv=(), est_s=u.est_s) for u in shard]
-    return dry_run(jobs, list(range(devices))).makespan_s + startup_s

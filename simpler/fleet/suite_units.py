@@ -26,17 +26,18 @@ def suite_units(listing: SuiteListing, durations: Mapping[str, Measured]) -> lis
         whole = durations.get(f"file:{path}")
         parts = [durations.get(nodeid) for nodeid in nodeids]
         if whole is not None:
-            units.append(Unit(path, 1, whole.seconds, "durations"))
+            units.append(Unit(path, 1, whole.seconds, "durations", phase="l2"))
         elif all(part is not None for part in parts):
-            units.append(Unit(path, 1, sum(p.seconds for p in parts if p), "durations"))
+            units.append(Unit(path, 1, sum(p.seconds for p in parts if p), "durations", phase="l2"))
         else:
-            units.append(Unit(path, 1, len(nodeids) * DEFAULT_TEST_S, "count"))
+            units.append(Unit(path, 1, len(nodeids) * DEFAULT_TEST_S, "count", phase="l2"))
     for test in listing.resource:
         measured = durations.get(test.nodeid)
         if measured is not None:
-            units.append(Unit(test.nodeid, test.devices, measured.seconds, "durations"))
+            seconds, source = measured.seconds, "durations"
         elif test.est_s is not None:
-            units.append(Unit(test.nodeid, test.devices, test.est_s, "estimate"))
+            seconds, source = test.est_s, "estimate"
         else:
-            units.append(Unit(test.nodeid, test.devices, DEFAULT_RESOURCE_S, "count"))
+            seconds, source = DEFAULT_RESOURCE_S, "count"
+        units.append(Unit(test.nodeid, test.devices, seconds, source, phase="resource"))
     return units

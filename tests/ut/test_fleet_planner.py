@@ -87,3 +87,38 @@ def test_fixed_job_counts_per_class() -> None:
     assert [len(c.jobs) for c in made.classes] == [3, 2, 2, 1]
     with pytest.raises(PlanError, match="given 0 jobs"):
         plan(units, CLASSES, jobs={1: 3})
+
+
+def test_l2_files_gather_where_their_phase_has_started_once() -> None:
+    # The scene suite's shape: three Resource tests, small L2 files whose pooled workers
+    # cost 3 s to start. Dealt by work alone, every job would pay that start-up.
+    units = [
+        Unit("rt-a", 2, 1.5, phase="resource"),
+        Unit("rt-b", 2, 1.7, phase="resource"),
+        Unit("rt-c", 1, 1.7, phase="resource"),
+        *(Unit(f"f{i}.py", 1, s, phase="l2") for i, s in enumerate((0.6, 0.5, 0.35, 0.1))),
+    ]
+    made = plan(units, [RunnerClass(2, "gpu-2")], jobs={2: 3}, startup_s=1.5,
+                phase_startup_s={"l2": 3.0})  # fmt: skip
+    with_l2 = [job for job in made.jobs if any(key.endswith(".py") for key in job.units)]
+    assert len(with_l2) == 1
+    dealt_only = plan(units, [RunnerClass(2, "gpu-2")], jobs={2: 3}, startup_s=1.5)
+    assert made.est_wall_s < 1.5 + 3.0 + 1.7 + 0.6  # never an L2 job that also runs rt-b
+    assert dealt_only.est_wall_s <= made.est_wall_s  # free start-ups: any split is as good
+
+
+def test_an_l2_file_moves_to_a_larger_runner_when_that_finishes_sooner() -> None:
+    # A 4-device test leaves 4 of an 8-device runner's devices idle; six 50 s files on the
+    # one 1-device job would take 300 s there.
+    files = [Unit(f"f{i}.py", 1, 50.0, phase="l2") for i in range(6)]
+    wide = Unit("wide", 4, 100.0, phase="resource")
+    narrow = Unit("narrow", 1, 20.0, phase="resource")
+    classes = [RunnerClass(1, "cpu-1"), RunnerClass(8, "gpu-8")]
+    made = plan([*files, wide, narrow], classes, jobs={1: 1, 8: 1})
+    placed = {key: job.devices for job in made.jobs for key in job.units}
+    assert made.est_wall_s < 300.0
+    assert 1 <= sum(placed[f.key] == 8 for f in files) <= 5
+    assert placed["narrow"] == 1  # a Resource test stays on the smallest class that fits it
+    registry = [Unit(f"r{i}", 1, 50.0) for i in range(6)] + [Unit("wide", 4, 100.0)]
+    kept = plan(registry, classes, jobs={1: 1, 8: 1})
+    assert {key: job.devices for job in kept.jobs for key in job.units}["r0"] == 1

@@ -314,6 +314,19 @@ def test_a_child_with_a_test_record_stands_for_nothing_and_names_its_label() -> 
     assert [(a.nodeid, a.cause, a.label) for a in attempts] == [(failing, TEST, "two cards")]
 
 
+def test_a_resource_test_costs_its_childs_wall_not_only_its_own_call() -> None:
+    """The plan of a matrix reads these durations: a Resource test costs its job a process."""
+    alone = f"{RESOURCE_SUITE}::test_passes_on_its_device"
+    grouped = f"{RESOURCE_SUITE}::test_in_a_group"
+    run = Run().start("resource")
+    run.test("resource", alone, "passed", worker=None, duration_s=0.3)
+    run.child(alone, duration_s=1.7)
+    run.test("resource", grouped, "passed", worker=None, duration_s=0.4)
+    run.child("", label="a group of tests", duration_s=2.5)
+    took = {a.nodeid: a.duration_s for a in attribute_run(run.end("resource"))}
+    assert took == {alone: 1.7, grouped: 0.4}  # a group's child is no one test's
+
+
 def test_an_incomplete_run_fails_by_the_infrastructure_and_keeps_the_real_cause() -> None:
     run = hang_with_victims(Run(), reset_fails=True)
     attempts = {(a.nodeid, a.phase): a for a in attribute_run(run, complete=False)}
