@@ -573,6 +573,8 @@ BENCHMARKS: dict[str, Callable[[int], list[Figure]]] = {
     "report": report_summary,
     "capacity": capacity_report,
     "plan": plan_registry,
+    # The scene suite as three planned jobs: earlier runs, then each job, each a few times.
+    "fleet": lambda repeats: _figures("bench_fleet", "fleet_figures", min(repeats, 3)),
     "no_device_l2": no_device_l2,
 }
 
