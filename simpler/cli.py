@@ -7,20 +7,12 @@ Nothing here imports cppyy: the device runner loads in the pytest processes.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from simpler.contract import EXIT_INFRA, EXIT_USAGE, PHASE_ORDER
-from simpler.devices import parse_devices
 from simpler.history.schema import HistoryUnusable
-from simpler.orchestrator.preflight import check_env_numbers, check_faults, check_platform
 from simpler.usage import OneLineParser, UsageError, positive_int
-
-if TYPE_CHECKING:
-    from simpler.orchestrator.collection import ResourceTest, SuiteListing
-    from simpler.orchestrator.pytest_args import PytestArgs
 
 __all__ = ["main"]
 
@@ -210,148 +202,14 @@ def _split_pytest_args(argv: list[str]) -> tuple[list[str], list[str]]:
 
 
 def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
-    from simpler.orchestrator.context import RunContext
-    from simpler.orchestrator.pytest_args import requested_xdist_workers
-    from simpler.orchestrator.quarantine_setup import load_run_quarantine, warn_unmatched
+    from simpler.orchestrator.prepare import prepare_run
     from simpler.orchestrator.run import run_phases
-    from simpler.orchestrator.run_identity import check_run_id, run_id_for
 
-    try:
-        devices = parse_devices(args.device)
-    except ValueError as error:
-        raise UsageError(f"simpler run: {error}") from None
-    for source, named in (("--run-id", args.run_id), ("SIMPLER_RUN_ID", _env_run_id())):
-        if named is not None and not check_run_id(named):
-            raise UsageError(
-                f"simpler run: {source} {named!r} is not a run id (letters, digits, . _ : + -)"
-            )
-    phases = [p.strip() for p in args.phases.split(",") if p.strip()]
-    unknown = [p for p in phases if p not in PHASE_ORDER]
-    if unknown or not phases:
-        named = ", ".join(unknown) or "(none)"
-        raise UsageError(f"simpler run: unknown phase {named} (known: {', '.join(PHASE_ORDER)})")
-    workers = requested_xdist_workers(pytest_args) or args.max_parallel
-    if workers is not None and workers > len(devices):
-        raise UsageError(
-            f"simpler run: {workers} parallel workers asked for, but --device {args.device} names "
-            f"{len(devices)} device(s); a device is never shared"
-        )
-    check_faults(args.platform, pytest_args)
-    check_env_numbers()
-    quarantine = load_run_quarantine(args.quarantine, "simpler run")  # before anything runs
-    from simpler.fleet.run_share import RunShare
-
-    split = RunShare.read(args)
-    listing, parsed_args = _listing(args.platform, devices, phases, pytest_args, split.splits)
-    warn_unmatched(quarantine, listing)
-    l2_files: list[str] | None = None
-    resource_tests = listing.resource if listing is not None else None
-    if split.splits and listing is not None:
-        mine = split.share(listing, len(devices))
-        if mine.empty:
-            print(f"simpler run: {split} has nothing to run (the suite has fewer units)")
-            return 0
-        l2_files, resource_tests = mine.l2_files, mine.resource
-        _check_fit(mine.resource, devices, phases)
-    l2_parts = listing.l2_parts(l2_files) if listing is not None else None
-    l2_tests = _l2_tests(listing, l2_files)
-    from simpler.reporting import report_file as report  # not at the top: `capacity` skips it
-
-    path = report.report_path(args.report).resolve()
-    ctx = RunContext(
-        platform=args.platform,
-        devices=devices,
-        report=path,
-        run_id=run_id_for(path, explicit=args.run_id, starts_run="l2" in phases or args.new_run),
-        pytest_args=parsed_args,
-        fail_on_flaky=args.fail_on_flaky,
-        fail_if_nothing_ran=args.fail_if_nothing_ran,
-        max_parallel=args.max_parallel,
-        recovery=not args.no_recovery,
-        tail_lines=args.tail_lines,
-        policy=args.policy,
-        job_timeout_s=args.job_timeout,
-        session_timeout_s=args.session_timeout,
-        exit_first=args.exitfirst,
-        junit=args.junit,
-        resource_tests=resource_tests,
-        l2_files=l2_files,
-        l2_parts=l2_parts,
-        l2_tests=l2_tests,
-        l2_plain=frozenset(listing.plain) if listing is not None else frozenset(),
-        shard=split.label,
-        history=_history(args.history, phases),
-        test_quarantine=quarantine,
-    )
+    prepared = prepare_run(args, pytest_args)
+    if prepared is None:
+        return 0  # this share of a split suite is empty: nothing to run is not a failure
+    ctx, phases = prepared
     return run_phases(ctx, phases)
-
-
-def _l2_tests(listing: SuiteListing | None, files: list[str] | None) -> list[str] | None:
-    """The L2 tests this run (this shard: ``files``) is to run; None when not listed."""
-    if listing is None:
-        return None
-    from simpler.reporting.nodeids import file_of
-
-    return [n for n in listing.l2 if files is None or file_of(n) in files]
-
-
-def _history(explicit: Path | None, phases: list[str]) -> Path | None:
-    """The database this run goes into when its report phase ends; opened now, so that a
-    file that is not one stops the run before any test (HistoryUnusable: exit 3)."""
-    from simpler.orchestrator.run_history import check_history, history_target
-
-    target = history_target(explicit)
-    if target is not None and "report" in phases:
-        check_history(target)
-    return target
-
-
-def _env_run_id() -> str | None:
-    return os.environ.get("SIMPLER_RUN_ID") or None
-
-
-def _listing(
-    platform: str, devices: list[int], phases: list[str], pytest_args: list[str], sharded: bool
-) -> tuple[SuiteListing | None, PytestArgs]:
-    """Asked of pytest before anything starts: what each pytest arg is, for every phase that
-    forwards them, and the suite when needed, so a test that can never fit is refused up front."""
-    from simpler.orchestrator.collection import inspect_suite
-    from simpler.orchestrator.pytest_args import PytestArgs
-
-    if set(phases) == {"report"}:
-        return None, PytestArgs()  # the report starts no pytest
-    try:
-        # L2 needs the suite too: its tests that use no device run apart, as plain pytest.
-        wanted = "resource" in phases or "l2" in phases or sharded
-        found = inspect_suite(platform, devices, pytest_args, listing=wanted)
-    except ValueError as error:
-        raise UsageError(f"simpler run: {error}") from None
-    check_platform(platform, found.runner_hook)
-    listing = found.listing
-    if found.listing_error is not None:
-        if sharded:
-            raise UsageError(
-                f"simpler run: {found.listing_error}; a suite that cannot be collected cannot be "
-                "sharded"
-            )
-        # The L2 phase collects the same files and shows the error in full: the run goes red there.
-        print(f"simpler run: {found.listing_error}", file=sys.stderr)
-    if listing is None:
-        return None, found.pytest_args
-    if not sharded:  # a share is fitted once it is known: a job runs only its own tests
-        _check_fit(listing.resource, devices, phases)
-    return listing, found.pytest_args
-
-
-def _check_fit(tests: list[ResourceTest], devices: list[int], phases: list[str]) -> None:
-    """Only a run that has the Resource phase must fit its tests to the devices."""
-    too_big = [t for t in tests if t.devices > len(devices) and "resource" in phases]
-    if too_big:
-        names = ", ".join(f"{t.nodeid} needs {t.devices}" for t in too_big)
-        raise UsageError(
-            f"simpler run: Resource test(s) can never fit the {len(devices)} device(s) of "
-            f"--device: {names}"
-        )
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -285,17 +285,12 @@ class RunAttribution:
             label = child.get("label")
             label = label if isinstance(label, str) else None
             tested = False
-            # A child of this one test: what the test cost the run is the child's wall, its
-            # process's start-up included, as the scheduler's learned durations measure it.
+            # A child of one test: it cost the run the child's wall, as learned durations say.
             wall = _number(child.get("duration_s")) if child.get("nodeid") == name else None
             for attempt in range(1, self._max_attempt + 1):
-                row = self._rows.get((name, phase, attempt))
-                if row is not None:
-                    tested = True
-                    duration = row.duration_s if wall is None else wall
-                    self._rows[(name, phase, attempt)] = row._replace(
-                        label=label, duration_s=duration
-                    )
+                if (row := self._rows.get((name, phase, attempt))) is not None:
+                    tested, took = True, row.duration_s if wall is None else wall
+                    self._rows[(name, phase, attempt)] = row._replace(label=label, duration_s=took)
             if tested or not _child_failed(child):
                 continue
             if cause == TEST and phase in self._interrupted and _killed(child):

@@ -100,9 +100,7 @@ def _plan(ctx: RunContext, name: str) -> dict[str, object]:
 
 def _bracketed(ctx: RunContext, name: str, phase: Callable[[RunContext], int]) -> int:
     ctx.current_phase = name
-    ctx.write(
-        "phase", event="start", shard=ctx.shard, platform=ctx.platform, **_plan(ctx, name)
-    )
+    ctx.write("phase", event="start", shard=ctx.shard, platform=ctx.platform, **_plan(ctx, name))
     started = time.monotonic()
     returncode, interrupted, crash = EXIT_FAILED, None, None
     try:

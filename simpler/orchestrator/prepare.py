@@ -1,0 +1,172 @@
+"""A ``simpler run``'s options turned into a run, before anything runs: the devices, the run
+id, the phases, the quarantine, the up-front collection, the share of the suite this run
+runs (all of it, ``--shard I/N``, or ``--plan F --job ID``), the fit of its Resource tests to
+the devices and the history database. Everything the user got wrong is a UsageError here,
+one line and exit 2, so that no test has started when it is said.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from simpler.contract import PHASE_ORDER
+from simpler.devices import parse_devices
+from simpler.orchestrator.collection import ResourceTest, SuiteListing, inspect_suite
+from simpler.orchestrator.context import RunContext
+from simpler.orchestrator.preflight import check_env_numbers, check_faults, check_platform
+from simpler.orchestrator.pytest_args import PytestArgs, requested_xdist_workers
+from simpler.orchestrator.quarantine_setup import load_run_quarantine, warn_unmatched
+from simpler.orchestrator.run_identity import check_run_id, run_id_for
+from simpler.usage import UsageError
+
+__all__ = ["prepare_run"]
+
+PROG = "simpler run"
+
+
+def prepare_run(
+    args: argparse.Namespace, pytest_args: list[str]
+) -> tuple[RunContext, list[str]] | None:
+    """The run and its phases, or None when this run's share of a split suite is empty."""
+    from simpler.fleet.run_share import RunShare
+    from simpler.reporting import report_file as report  # not at the top: `capacity` skips it
+
+    devices = _devices(args.device)
+    _check_run_ids(args.run_id)
+    phases = _phases(args.phases)
+    workers = requested_xdist_workers(pytest_args) or args.max_parallel
+    if workers is not None and workers > len(devices):
+        raise UsageError(
+            f"{PROG}: {workers} parallel workers asked for, but --device {args.device} names "
+            f"{len(devices)} device(s); a device is never shared"
+        )
+    check_faults(args.platform, pytest_args)
+    check_env_numbers()
+    quarantine = load_run_quarantine(args.quarantine, PROG)  # before anything runs
+    split = RunShare.read(args)
+    listing, parsed_args = _listing(args.platform, devices, phases, pytest_args, split.splits)
+    warn_unmatched(quarantine, listing)
+    l2_files: list[str] | None = None
+    resource_tests = listing.resource if listing is not None else None
+    if split.splits and listing is not None:
+        mine = split.share(listing, len(devices))
+        if mine.empty:
+            print(f"{PROG}: {split} has nothing to run (the suite has fewer units)")
+            return None
+        l2_files, resource_tests = mine.l2_files, mine.resource
+        _check_fit(mine.resource, devices, phases)
+    path = report.report_path(args.report).resolve()
+    ctx = RunContext(
+        platform=args.platform,
+        devices=devices,
+        report=path,
+        run_id=run_id_for(path, explicit=args.run_id, starts_run="l2" in phases or args.new_run),
+        pytest_args=parsed_args,
+        fail_on_flaky=args.fail_on_flaky,
+        fail_if_nothing_ran=args.fail_if_nothing_ran,
+        max_parallel=args.max_parallel,
+        recovery=not args.no_recovery,
+        tail_lines=args.tail_lines,
+        policy=args.policy,
+        job_timeout_s=args.job_timeout,
+        session_timeout_s=args.session_timeout,
+        exit_first=args.exitfirst,
+        junit=args.junit,
+        resource_tests=resource_tests,
+        l2_files=l2_files,
+        l2_parts=listing.l2_parts(l2_files) if listing is not None else None,
+        l2_tests=_l2_tests(listing, l2_files),
+        l2_plain=frozenset(listing.plain) if listing is not None else frozenset(),
+        shard=split.label,
+        history=_history(args.history, phases),
+        test_quarantine=quarantine,
+    )
+    return ctx, phases
+
+
+def _devices(text: str) -> list[int]:
+    try:
+        return parse_devices(text)
+    except ValueError as error:
+        raise UsageError(f"{PROG}: {error}") from None
+
+
+def _check_run_ids(explicit: str | None) -> None:
+    from_env = os.environ.get("SIMPLER_RUN_ID") or None
+    for source, named in (("--run-id", explicit), ("SIMPLER_RUN_ID", from_env)):
+        if named is not None and not check_run_id(named):
+            raise UsageError(
+                f"{PROG}: {source} {named!r} is not a run id (letters, digits, . _ : + -)"
+            )
+
+
+def _phases(text: str) -> list[str]:
+    phases = [p.strip() for p in text.split(",") if p.strip()]
+    unknown = [p for p in phases if p not in PHASE_ORDER]
+    if unknown or not phases:
+        named = ", ".join(unknown) or "(none)"
+        raise UsageError(f"{PROG}: unknown phase {named} (known: {', '.join(PHASE_ORDER)})")
+    return phases
+
+
+def _l2_tests(listing: SuiteListing | None, files: list[str] | None) -> list[str] | None:
+    """The L2 tests this run (this share: ``files``) is to run; None when not listed."""
+    if listing is None:
+        return None
+    from simpler.reporting.nodeids import file_of
+
+    return [n for n in listing.l2 if files is None or file_of(n) in files]
+
+
+def _history(explicit: Path | None, phases: list[str]) -> Path | None:
+    """The database this run goes into when its report phase ends; opened now, so that a
+    file that is not one stops the run before any test (HistoryUnusable: exit 3)."""
+    from simpler.orchestrator.run_history import check_history, history_target
+
+    target = history_target(explicit)
+    if target is not None and "report" in phases:
+        check_history(target)
+    return target
+
+
+def _listing(
+    platform: str, devices: list[int], phases: list[str], pytest_args: list[str], split: bool
+) -> tuple[SuiteListing | None, PytestArgs]:
+    """Asked of pytest before anything starts: what each pytest arg is, for every phase that
+    forwards them, and the suite when needed, so a test that can never fit is refused up front."""
+    if set(phases) == {"report"}:
+        return None, PytestArgs()  # the report starts no pytest
+    try:
+        # L2 needs the suite too: its tests that use no device run apart, as plain pytest.
+        wanted = "resource" in phases or "l2" in phases or split
+        found = inspect_suite(platform, devices, pytest_args, listing=wanted)
+    except ValueError as error:
+        raise UsageError(f"{PROG}: {error}") from None
+    check_platform(platform, found.runner_hook)
+    listing = found.listing
+    if found.listing_error is not None:
+        if split:
+            raise UsageError(
+                f"{PROG}: {found.listing_error}; a suite that cannot be collected cannot be sharded"
+            )
+        # The L2 phase collects the same files and shows the error in full: the run goes red there.
+        print(f"{PROG}: {found.listing_error}", file=sys.stderr)
+    if listing is None:
+        return None, found.pytest_args
+    if not split:  # a share is fitted once it is known: a job runs only its own tests
+        _check_fit(listing.resource, devices, phases)
+    return listing, found.pytest_args
+
+
+def _check_fit(tests: list[ResourceTest], devices: list[int], phases: list[str]) -> None:
+    """Only a run that has the Resource phase must fit its tests to the devices."""
+    too_big = [t for t in tests if t.devices > len(devices) and "resource" in phases]
+    if too_big:
+        names = ", ".join(f"{t.nodeid} needs {t.devices}" for t in too_big)
+        raise UsageError(
+            f"{PROG}: Resource test(s) can never fit the {len(devices)} device(s) of "
+            f"--device: {names}"
+        )
