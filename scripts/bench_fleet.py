@@ -12,7 +12,10 @@ their three report files merge to the verdicts of one run.
 - the tests whose merged verdict (``simpler report`` over the three files, ``--plan``)
   differs from the one run's, and the two exit codes.
 
-Jobs run one after another, so that each has the machine to itself as a runner would.
+Jobs run one after another, so that each has the machine to itself as a runner would, and
+with Python's bytecode cache on, as on a runner or a laptop: where PYTHONDONTWRITEBYTECODE is
+set (this sandbox sets it), every pytest process compiles and assertion-rewrites simpler's
+~140 modules again (about 1.3 s here), a start-up no user pays that would swamp the jobs.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ DEVICES = "0-1"
 BALANCE_GOAL = 1.15  # issue 25
 # A run's own variables would steer the bench's runs: each names its report and its share.
 STEERING = ("SIMPLER_RUN_ID", "SIMPLER_REPORT", "SIMPLER_PLAN", "SIMPLER_JOB", "SIMPLER_SHARD",
-            "SIMPLER_HISTORY", "SIMPLER_QUARANTINE")  # fmt: skip
+            "SIMPLER_HISTORY", "SIMPLER_QUARANTINE", "PYTHONDONTWRITEBYTECODE")  # fmt: skip
 
 
 def _env() -> dict[str, str]:
@@ -120,7 +123,7 @@ def fleet_figures(repeats: int) -> list[Figure]:
             balance,
             "the mean job",
             f"jobs {shown} (medians of {repeats}; planned {estimated}); one run "
-            f"{one_wall:.2f}s; planned on "
+            f"{one_wall:.2f}s, the matrix {max(walls) / one_wall:.2f} of it; planned on "
             f"{repeats} runs, start-ups: run {run_startup:.2f}s, l2 {l2_startup:.2f}s",
             BALANCE_GOAL,
         ),
