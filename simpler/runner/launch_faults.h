@@ -1,5 +1,6 @@
-// What simpler's own runners share: state kept per device for the whole process, and the
-// injected launch faults, chosen by the running test (SIMPLER_SIM_FAULTS selectors). The
+// What simpler's own runners share: state kept per device for the whole process, what the
+// last call said, and the injected launch faults, chosen by the running test
+// (SIMPLER_SIM_FAULTS selectors). The
 // simulated card and the CUDA runner each compile this into their own library.
 #ifndef SIMPLER_LAUNCH_FAULTS_H
 #define SIMPLER_LAUNCH_FAULTS_H
@@ -86,6 +87,28 @@ private:
     std::set<std::string> fired_;
     std::string nodeid_;
     int attempt_ = 1;
+};
+
+// What a runner's last call said (DeviceRunner::last_where, last_message): where it failed
+// and why, both empty after a success.
+class LastCall {
+public:
+    int fail(int rc, const char* where, const std::string& message) {
+        where_ = where;
+        message_ = message;
+        return rc;
+    }
+    int ok() {
+        where_.clear();
+        message_.clear();
+        return 0;
+    }
+    const std::string& where() const { return where_; }
+    const std::string& message() const { return message_; }
+
+private:
+    std::string where_;
+    std::string message_;
 };
 
 }  // namespace simpler_shared

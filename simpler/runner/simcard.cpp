@@ -236,8 +236,8 @@ public:
         if (stuck()) return SIMPLER_UNUSABLE_PROCESS_MUST_END;
         return unusable_ ? SIMPLER_UNUSABLE : 0;
     }
-    const char* last_where() const override { return where_.c_str(); }
-    const char* last_message() const override { return message_.c_str(); }
+    const char* last_where() const override { return last_.where().c_str(); }
+    const char* last_message() const override { return last_.message().c_str(); }
 
 private:
     bool stuck() const { return card_.stuck.load(); }
@@ -315,16 +315,9 @@ private:
     }
 
     int fail(int rc, const char* where, const std::string& message) {
-        where_ = where;
-        message_ = message;
-        return rc;
+        return last_.fail(rc, where, message);
     }
-
-    int ok() {
-        where_.clear();
-        message_.clear();
-        return 0;
-    }
+    int ok() { return last_.ok(); }
 
     const Platform& platform_;
     const int device_;
@@ -334,8 +327,7 @@ private:
     bool unusable_ = false;
     int cause_rc_ = 0;
     std::string cause_where_;
-    std::string where_;
-    std::string message_;
+    simpler_shared::LastCall last_;
 };
 
 }  // namespace

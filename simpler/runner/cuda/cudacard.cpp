@@ -168,7 +168,7 @@ public:
             if (rc != 0) return rc;
         }
         bool clean = probe_locked() == 1;
-        std::string why = message_;
+        std::string why = last_.message();
         teardown_locked();
         if (retained_) cuDevicePrimaryCtxRelease(cu_device_);
         retained_ = false;
@@ -180,8 +180,8 @@ public:
         if (state_.stuck.load()) return SIMPLER_UNUSABLE_PROCESS_MUST_END;
         return unusable_ ? SIMPLER_UNUSABLE : 0;
     }
-    const char* last_where() const override { return where_.c_str(); }
-    const char* last_message() const override { return message_.c_str(); }
+    const char* last_where() const override { return last_.where().c_str(); }
+    const char* last_message() const override { return last_.message().c_str(); }
 
 private:
     int init_locked() {
@@ -434,16 +434,9 @@ private:
     }
 
     int fail(int rc, const char* where, const std::string& message) {
-        where_ = where;
-        message_ = message;
-        return rc;
+        return last_.fail(rc, where, message);
     }
-
-    int ok() {
-        where_.clear();
-        message_.clear();
-        return 0;
-    }
+    int ok() { return last_.ok(); }
 
     const int device_;
     const int op_timeout_ms_;
@@ -459,8 +452,7 @@ private:
     bool unusable_ = false;
     int cause_rc_ = 0;
     std::string cause_;
-    std::string where_;
-    std::string message_;
+    simpler_shared::LastCall last_;
 };
 
 
