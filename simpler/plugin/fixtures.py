@@ -58,7 +58,7 @@ def _pool(config: pytest.Config, settings: PluginSettings) -> WorkerPool:
             functools.partial(write_record, settings),
             recovery=settings.recovery,
             factory_for=functools.partial(runner_factory, config),
-            translate=translator(config),
+            translator=translator(config),
             one_runtime_per_device=one_runtime_per_device(config),
         )
         config.stash[POOL] = pool

@@ -9,6 +9,7 @@ is needed again.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from recovery.lifecycle import (
@@ -23,34 +24,24 @@ from recovery.lifecycle import (
 __all__ = ["WorkerPool"]
 
 
+@dataclass(eq=False)
 class WorkerPool:
-    def __init__(
-        self,
-        platform: str,
-        device: int | None,  # None: this xdist worker has no device of its own
-        xdist_worker: str,
-        sink: RecordSink,
-        *,
-        recovery: bool,
-        factory: Callable[..., Any] | None = None,
-        factory_for: Callable[[str], RunnerFactory] | None = None,
-        translate: ErrorTranslator | None = None,
-        one_runtime_per_device: bool = False,
-    ) -> None:
-        """``factory``: one runner factory for every runtime; ``factory_for``: one per runtime
-        (a project's ``simpler_create_runner`` hook is asked with the runtime)."""
-        self.platform = platform
-        self.device = device
-        self.xdist_worker = xdist_worker
-        self._sink = sink
-        self._recovery = recovery
-        self._factory = factory
-        self._factory_for = factory_for
-        self._translate = translate
-        self.one_runtime_per_device = one_runtime_per_device
-        self._workers: dict[str, PooledWorker] = {}
-        # Per runtime: how many poisonings of the other runtimes' workers it has checked for.
-        self._neighbour_poisonings: dict[str, int] = {}
+    """``factory``: one runner factory for every runtime; ``factory_for``: one per runtime
+    (a project's ``simpler_create_runner`` hook is asked with the runtime)."""
+
+    platform: str
+    device: int | None  # None: this xdist worker has no device of its own
+    xdist_worker: str
+    sink: RecordSink
+    _: KW_ONLY
+    recovery: bool
+    factory: Callable[..., Any] | None = None
+    factory_for: Callable[[str], RunnerFactory] | None = None
+    translator: ErrorTranslator | None = None  # the project's own errors to DeviceRuntimeError
+    one_runtime_per_device: bool = False
+    _workers: dict[str, PooledWorker] = field(default_factory=dict, init=False, repr=False)
+    # Per runtime: how many poisonings of the other runtimes' workers it has checked for.
+    _neighbour_poisonings: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     def get(self, runtime: str) -> PooledWorker:
         """The worker for ``runtime``, started on first use (and again after a retirement)."""
@@ -61,13 +52,13 @@ class WorkerPool:
             if self.one_runtime_per_device:
                 self._retire_all_but(runtime)
             key = WorkerKey(self.platform, runtime, self.device, self.xdist_worker)
-            extra: dict[str, Any] = {"translate": self._translate}
-            if self._factory_for is not None:
-                extra["factory"] = self._factory_for(runtime)
-            elif self._factory is not None:
-                extra["factory"] = self._factory
+            extra: dict[str, Any] = {"translate": self.translator}
+            if self.factory_for is not None:
+                extra["factory"] = self.factory_for(runtime)
+            elif self.factory is not None:
+                extra["factory"] = self.factory
             worker = PooledWorker(
-                key, self._sink, recovery=self._recovery, max_attempts=reset_attempts(), **extra
+                key, self.sink, recovery=self.recovery, max_attempts=reset_attempts(), **extra
             )
             self._workers[runtime] = worker
             worker.start()
@@ -91,7 +82,7 @@ class WorkerPool:
 
     def translate(self, error: BaseException | None) -> BaseException | None:
         """A test's error as a ``DeviceRuntimeError`` when the project's hook says it is one."""
-        return self._translate(error) if self._translate is not None else error
+        return self.translator(error) if self.translator is not None else error
 
     def shutdown(self) -> None:
         for worker in self._workers.values():

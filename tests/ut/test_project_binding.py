@@ -70,7 +70,10 @@ def _outside_simpler(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester) -> pytest.Pytester:
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    # Under `pytest -n`, this process is an xdist worker: its name must not leak into the
+    # project's own plain pytest run, which names what it saw by its worker.
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     pytester.makeini(
         "[pytest]\nsimpler_worker_fixture = st_worker\n"
         "simpler_platform_option = platform\nsimpler_device_option = device\n"
