@@ -10,9 +10,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from simpler.contract import EXIT_INFRA, EXIT_USAGE, PHASE_ORDER
+from simpler.contract import PHASE_ORDER
 from simpler.history.schema import HistoryUnusable
-from simpler.usage import OneLineParser, UsageError, positive_int
+from simpler.usage import OneLineParser, UsageError, one_line_exit, positive_int
 
 __all__ = ["main"]
 
@@ -159,30 +159,21 @@ def main(argv: list[str] | None = None) -> int:
 
         return plan_main(args_list[1:])
     own, pytest_args = _split_pytest_args(args_list)
-    try:
-        args = _build_parser().parse_args(own)
-        if args.command == "run":
-            return _run(args, pytest_args)
-        if pytest_args:
-            raise UsageError(f"simpler {args.command}: unexpected arguments after --")
-        if args.command == "report":
-            return _report(args)
-        if args.command == "schedule":
-            return _schedule(args)
-        return _lifecycle()
-    except UsageError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    except HistoryUnusable as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_INFRA
-    except OSError as error:
-        # Locks, logs, the report: the machine failed us, not the user.
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_INFRA
-    except Exception as error:  # a bug in simpler: one line, exit 3, never a traceback
-        print(f"error: simpler failed: {type(error).__name__}: {error}", file=sys.stderr)
-        return EXIT_INFRA
+    # Locks, logs, the report, the history database: the machine failed us, not the user.
+    return one_line_exit("simpler", lambda: _dispatch(own, pytest_args), infra=(HistoryUnusable,))
+
+
+def _dispatch(own: list[str], pytest_args: list[str]) -> int:
+    args = _build_parser().parse_args(own)
+    if args.command == "run":
+        return _run(args, pytest_args)
+    if pytest_args:
+        raise UsageError(f"simpler {args.command}: unexpected arguments after --")
+    if args.command == "report":
+        return _report(args)
+    if args.command == "schedule":
+        return _schedule(args)
+    return _lifecycle()
 
 
 def _schedule(args: argparse.Namespace) -> int:

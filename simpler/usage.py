@@ -1,12 +1,18 @@
-"""Bad input is one clear line on stderr and exit 2: the parser every command uses."""
+"""Bad input is one clear line on stderr and exit 2: the parser every command uses, and the
+guard around every command's body that turns what it raises into one line and an exit code."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from typing import NoReturn
 
-__all__ = ["OneLineParser", "UsageError", "positive_int", "positive_number"]
+from simpler.contract import EXIT_INFRA, EXIT_USAGE
+
+__all__ = ["OneLineParser", "UsageError", "one_line_exit", "positive_int", "positive_number"]
+
+Errors = tuple[type[BaseException], ...]
 
 
 class UsageError(Exception):
@@ -39,3 +45,28 @@ def positive_number(unit: str) -> Callable[[str], float]:
         return value
 
     return parse
+
+
+def one_line_exit(
+    prog: str, body: Callable[[], int], *, usage: Errors = (), infra: Errors = ()
+) -> int:
+    """``body``'s exit code; what it raises is one line on stderr, never a traceback: bad
+    input (UsageError and ``usage``) exit 2; the machine, a file or a database failing us
+    (OSError and ``infra``) exit 3; anything else is a bug in simpler, exit 3."""
+    try:
+        return body()
+    except Exception as error:
+        if isinstance(error, (UsageError, *usage)):
+            print(f"error: {_named(prog, error)}", file=sys.stderr)
+            return EXIT_USAGE
+        if isinstance(error, (OSError, *infra)):
+            print(f"error: {_named(prog, error)}", file=sys.stderr)
+        else:
+            print(f"error: {prog} failed: {type(error).__name__}: {error}", file=sys.stderr)
+        return EXIT_INFRA
+
+
+def _named(prog: str, error: BaseException) -> str:
+    """The message, naming the command unless it already does (a parser's errors do)."""
+    text = str(error)
+    return text if text.startswith("simpler") else f"{prog}: {text}"

@@ -26,13 +26,13 @@ from pathlib import Path
 from simpler.capacity.model import InputError
 from simpler.capacity.registry import load_registry
 from simpler.capacity.sizing import device_count
-from simpler.contract import EXIT_INFRA, EXIT_OK, EXIT_USAGE
+from simpler.contract import EXIT_OK
 from simpler.fleet.planner import PlanError, RunnerClass, Unit, plan
 from simpler.fleet.render import github_matrix, plan_document, plan_table
 from simpler.fleet.suite_units import suite_units
 from simpler.reporting.files import write_atomically
 from simpler.scheduler.durations import Measured, measurements_of
-from simpler.usage import OneLineParser, UsageError, positive_int, positive_number
+from simpler.usage import OneLineParser, UsageError, one_line_exit, positive_int, positive_number
 
 __all__ = ["main"]
 
@@ -40,21 +40,17 @@ PROG = "simpler plan"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        own = list(sys.argv[1:] if argv is None else argv)
-        pytest_args = own[own.index("--") + 1 :] if "--" in own else None
-        own = own[: own.index("--")] if "--" in own else own
-        args = _parser().parse_args(own)
-        if (args.registry is None) == (pytest_args is None):
-            raise UsageError(f"{PROG}: plan a --registry F or a suite (-- PYTEST_ARGS), one")
-        return _plan(args, pytest_args)
-    except (UsageError, PlanError, InputError) as error:
-        print(f"error: {PROG}: {error}" if not str(error).startswith(PROG) else f"error: {error}",
-              file=sys.stderr)  # fmt: skip
-        return EXIT_USAGE
-    except OSError as error:
-        print(f"error: {PROG}: {error}", file=sys.stderr)
-        return EXIT_INFRA
+    argv = list(sys.argv[1:] if argv is None else argv)
+    return one_line_exit(PROG, lambda: _plan_command(argv), usage=(PlanError, InputError))
+
+
+def _plan_command(argv: list[str]) -> int:
+    pytest_args = argv[argv.index("--") + 1 :] if "--" in argv else None
+    own = argv[: argv.index("--")] if "--" in argv else argv
+    args = _parser().parse_args(own)
+    if (args.registry is None) == (pytest_args is None):
+        raise UsageError(f"{PROG}: plan a --registry F or a suite (-- PYTEST_ARGS), one")
+    return _plan(args, pytest_args)
 
 
 def _parser() -> argparse.ArgumentParser:

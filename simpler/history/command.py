@@ -14,9 +14,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from simpler.contract import EXIT_INFRA, EXIT_OK, EXIT_USAGE
+from simpler.contract import EXIT_OK
 from simpler.history.schema import HistoryUnusable, connect, db_path
-from simpler.usage import OneLineParser, UsageError, positive_int, positive_number
+from simpler.usage import OneLineParser, UsageError, one_line_exit, positive_int, positive_number
 
 __all__ = ["build_parser", "main"]
 
@@ -110,21 +110,12 @@ def _with_window(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-        return _dispatch(args)
-    except UsageError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    except HistoryUnusable as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_INFRA
-    except (OSError, sqlite3.Error) as error:
-        print(f"error: {PROG}: {error}", file=sys.stderr)
-        return EXIT_INFRA
-    except Exception as error:  # a bug in simpler: one line, exit 3, never a traceback
-        print(f"error: {PROG} failed: {type(error).__name__}: {error}", file=sys.stderr)
-        return EXIT_INFRA
+    argv = list(sys.argv[1:] if argv is None else argv)
+    return one_line_exit(
+        PROG,
+        lambda: _dispatch(build_parser().parse_args(argv)),
+        infra=(HistoryUnusable, sqlite3.Error),
+    )
 
 
 def _dispatch(args: argparse.Namespace) -> int:
