@@ -217,11 +217,8 @@ def _report(args: argparse.Namespace) -> int:
         return prune_command(files, args.prune_before, summary_options=summary_wanted)
     if args.timeline is not None and args.timeline.suffix.lower() not in (".svg", ".html"):
         raise UsageError(f"simpler report: --timeline {args.timeline} must end in .svg or .html")
-    options = ReportOptions(
-        fail_on_flaky=args.fail_on_flaky,
-        fail_if_nothing_ran=args.fail_if_nothing_ran,
-        tail_lines=args.tail_lines,
-        junit=args.junit,
+    options = ReportOptions.of(
+        args,
         timeline=args.timeline,
         test_quarantine=load_run_quarantine(args.quarantine, "simpler report"),
         planned_jobs=tuple(expected_jobs(args.plan, "simpler report")),

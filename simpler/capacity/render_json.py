@@ -94,14 +94,11 @@ def _suite_json(stats: SuiteStats) -> dict[str, Any]:
     }
 
 
+# A pool's figures go out under their own names.
+POOL_FIELDS = ("backend", "schedule", "pool_size", "jobs", "makespan_s", "lower_bound_s",
+               "utilization")  # fmt: skip
+
+
 def _pool_json(pool: PoolResult) -> dict[str, Any]:
-    return {
-        "backend": pool.backend,
-        "schedule": pool.schedule,
-        "pool_size": pool.pool_size,
-        "jobs": pool.jobs,
-        "makespan_s": pool.makespan_s,
-        "lower_bound_s": pool.lower_bound_s,
-        "utilization": pool.utilization,
-        "left_out": {"unsized": pool.unsized, "too_big": pool.too_big},
-    }
+    figures = {name: getattr(pool, name) for name in POOL_FIELDS}
+    return {**figures, "left_out": {"unsized": pool.unsized, "too_big": pool.too_big}}

@@ -83,10 +83,13 @@ def render_markdown(scores: Sequence[TestScore]) -> str:
 
 
 def _table_cells(score: TestScore) -> list[str]:
+    interval = f"[{_percent(score.flake_rate_low)}-{_percent(score.flake_rate_high)}]"
+    return [score.state, f"{_percent(score.flake_rate)} {interval}", *_counts(score), score.nodeid]
+
+
+def _counts(score: TestScore) -> list[str]:
+    """The cells the table and the markdown share: runs, failures by cause, flips."""
     return [
-        score.state,
-        f"{_percent(score.flake_rate)} "
-        f"[{_percent(score.flake_rate_low)}-{_percent(score.flake_rate_high)}]",
         str(score.runs),
         str(score.failed_test),
         str(score.failed_device),
@@ -94,7 +97,6 @@ def _table_cells(score: TestScore) -> list[str]:
         str(score.pass_on_retry),
         _percent(score.flip_rate),
         str(score.same_commit_flips),
-        score.nodeid,
     ]
 
 
@@ -106,17 +108,12 @@ def _state_counts(scores: Sequence[TestScore]) -> str:
 
 
 def _markdown_row(score: TestScore) -> str:
+    interval = f"{_percent(score.flake_rate_low)}\u2013{_percent(score.flake_rate_high)}"
     cells = [
         score.state,
         _percent(score.flake_rate),
-        f"{_percent(score.flake_rate_low)}\u2013{_percent(score.flake_rate_high)}",
-        str(score.runs),
-        str(score.failed_test),
-        str(score.failed_device),
-        str(score.failed_infra),
-        str(score.pass_on_retry),
-        _percent(score.flip_rate),
-        str(score.same_commit_flips),
+        interval,
+        *_counts(score),
         _code(score.nodeid),
     ]
     return "| " + " | ".join(cells) + " |\n"

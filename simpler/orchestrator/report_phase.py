@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from simpler.ci import gha
 from simpler.ci.quarantine_markup import quarantine_markdown, quarantine_warnings
@@ -39,6 +40,26 @@ class ReportOptions:
     ruling: Ruling | None = None  # an exit code the run decided before its summary
     test_quarantine: QuarantineFile | None = None  # what the summary says of quarantined tests
     planned_jobs: tuple[ExpectedJob, ...] = ()  # --plan: each must have sent its report
+
+    @classmethod
+    def of(cls, settings: SummarySettings, **more: Any) -> ReportOptions:
+        """The options a run's settings or ``simpler report``'s arguments give, and ``more``."""
+        return cls(
+            fail_on_flaky=settings.fail_on_flaky,
+            fail_if_nothing_ran=settings.fail_if_nothing_ran,
+            tail_lines=settings.tail_lines,
+            junit=settings.junit,
+            **more,
+        )
+
+
+class SummarySettings(Protocol):
+    """What the summary takes from a run's settings or from ``simpler report``'s options."""
+
+    fail_on_flaky: bool
+    fail_if_nothing_ran: bool
+    tail_lines: int
+    junit: Path | None
 
 
 def print_report(paths: Sequence[str | Path], options: ReportOptions) -> int:
@@ -190,14 +211,7 @@ def report_phase(ctx: RunContext) -> int:
     records = [r for r in records if not (r.get("type") == "phase" and r.get("phase") == "report")]
     if follower.malformed and not records:
         return _nothing_readable([ctx.report], follower.malformed)
-    options = ReportOptions(
-        fail_on_flaky=ctx.fail_on_flaky,
-        fail_if_nothing_ran=ctx.fail_if_nothing_ran,
-        tail_lines=ctx.tail_lines,
-        junit=ctx.junit,
-        ruling=ctx.ruling,
-        test_quarantine=ctx.test_quarantine,
-    )
+    options = ReportOptions.of(ctx, ruling=ctx.ruling, test_quarantine=ctx.test_quarantine)
     gc.disable()  # see print_report
     try:
         return _print_records(records, follower.malformed, options)
