@@ -12,7 +12,7 @@ from typing import Protocol
 from simpler.scheduler.jobs import Job
 from simpler.scheduler.simulate import dry_run
 
-__all__ = ["WallModel"]
+__all__ = ["PlannedUnit", "WallModel"]
 
 
 class PlannedUnit(Protocol):

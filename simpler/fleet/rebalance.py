@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
+from simpler.fleet.job_wall import PlannedUnit
+
 __all__ = ["MAX_REBALANCED_UNITS", "Bin", "rebalance"]
 
 # Each move costs a dry run per unit of the slowest job per other job: a registry of
@@ -20,11 +22,7 @@ __all__ = ["MAX_REBALANCED_UNITS", "Bin", "rebalance"]
 MAX_REBALANCED_UNITS = 400
 
 
-class Movable(Protocol):
-    @property
-    def key(self) -> str: ...
-    @property
-    def devices(self) -> int: ...
+class Movable(PlannedUnit, Protocol):
     @property
     def movable_up(self) -> bool: ...  # may go to a larger runner class (an L2 file)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from simpler.contract import EXIT_OK
 from simpler.history.schema import HistoryUnusable, connect, db_path
+from simpler.history.window import Window, select_window
 from simpler.usage import OneLineParser, UsageError, one_line_exit, positive_int, positive_number
 
 __all__ = ["build_parser", "main"]
@@ -143,8 +144,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         conn.close()
 
 
-def _window(args: argparse.Namespace) -> dict[str, object]:
-    return {"window_days": args.window, "last_runs": args.runs, "branch": args.branch}
+def _window(args: argparse.Namespace) -> Window:
+    return select_window(window_days=args.window, last_runs=args.runs, branch=args.branch)
 
 
 def _import(args: argparse.Namespace, path: Path) -> int:
@@ -170,7 +171,7 @@ def _flaky(args: argparse.Namespace, conn: sqlite3.Connection) -> int:
     from simpler.history.render_scores import render_json, render_markdown, render_table
     from simpler.history.scores import compute_scores
 
-    scores = compute_scores(conn, min_runs=args.min_runs, **_window(args))  # type: ignore[arg-type]
+    scores = compute_scores(conn, min_runs=args.min_runs, window=_window(args))
     render = {"table": render_table, "json": render_json, "markdown": render_markdown}
     print(render[args.format](scores), end="")
     return EXIT_OK
@@ -179,7 +180,7 @@ def _flaky(args: argparse.Namespace, conn: sqlite3.Connection) -> int:
 def _show(args: argparse.Namespace, conn: sqlite3.Connection) -> int:
     from simpler.history.strip import render_show, test_strip
 
-    marks = test_strip(conn, args.nodeid, **_window(args))  # type: ignore[arg-type]
+    marks = test_strip(conn, args.nodeid, window=_window(args))
     print(render_show(args.nodeid, marks), end="")
     return EXIT_OK
 
@@ -187,7 +188,7 @@ def _show(args: argparse.Namespace, conn: sqlite3.Connection) -> int:
 def _durations(args: argparse.Namespace, conn: sqlite3.Connection) -> int:
     from simpler.history.durations_export import export_durations
 
-    written = export_durations(conn, args.out, **_window(args))  # type: ignore[arg-type]
+    written = export_durations(conn, args.out, window=_window(args))
     print(f"{PROG}: {written} durations -> {args.out}")
     return EXIT_OK
 
@@ -195,7 +196,7 @@ def _durations(args: argparse.Namespace, conn: sqlite3.Connection) -> int:
 def _html(args: argparse.Namespace, conn: sqlite3.Connection, path: Path) -> int:
     from simpler.history.page_data import write_page
 
-    write_page(conn, args.out, source=path, **_window(args))  # type: ignore[arg-type]
+    write_page(conn, args.out, source=path, window=_window(args))
     print(f"{PROG}: page -> {args.out}")
     return EXIT_OK
 

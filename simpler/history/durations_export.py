@@ -25,7 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from simpler.contract import PASSING_OUTCOMES, PHASE_ORDER
-from simpler.history.window import WindowRun, select_window, window_runs
+from simpler.history.window import EVERY_RUN, Window, WindowRun, window_runs
 from simpler.reporting.nodeids import file_of
 from simpler.scheduler.durations import KEPT_SAMPLES, Measured, is_duration, write_document
 
@@ -40,13 +40,9 @@ def export_durations(
     conn: sqlite3.Connection,
     out: Path,
     *,
-    window_days: float | None = None,
-    last_runs: int | None = None,
-    branch: str | None = None,
-    now: float | None = None,
+    window: Window = EVERY_RUN,
 ) -> int:
     """Write the durations of the window's runs to ``out``; return the entries written."""
-    window = select_window(window_days=window_days, last_runs=last_runs, branch=branch, now=now)
     samples: dict[str, list[float]] = defaultdict(list)
     # Oldest run first, so each key's samples end with its newest, as the format wants.
     for run in window_runs(conn, window):

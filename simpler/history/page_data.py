@@ -16,7 +16,7 @@ from simpler.history.model import StripMark, TestScore
 from simpler.history.page import render_page
 from simpler.history.scores import compute_scores
 from simpler.history.strip import test_strip
-from simpler.history.window import WINDOW_CTE, select_window
+from simpler.history.window import EVERY_RUN, WINDOW_CTE, Window
 from simpler.reporting.files import write_atomically
 
 __all__ = ["attribution_counts", "write_page"]
@@ -34,13 +34,9 @@ GROUP BY cause"""
 def attribution_counts(
     conn: sqlite3.Connection,
     *,
-    window_days: float | None = None,
-    last_runs: int | None = None,
-    branch: str | None = None,
-    now: float | None = None,
+    window: Window = EVERY_RUN,
 ) -> dict[str, int]:
     """The window's failed attempts counted by cause (test, device, infra)."""
-    window = select_window(window_days=window_days, last_runs=last_runs, branch=branch, now=now)
     return {cause: count for cause, count in conn.execute(_ATTRIBUTION_SQL, window.params())}
 
 
@@ -49,14 +45,11 @@ def write_page(
     out: Path,
     *,
     source: Path,
-    window_days: float | None = None,
-    last_runs: int | None = None,
-    branch: str | None = None,
+    window: Window = EVERY_RUN,
     now: float | None = None,
 ) -> int:
     """Write the page for the window to ``out``; return how many tests it lists."""
-    bounds = {"window_days": window_days, "last_runs": last_runs, "branch": branch, "now": now}
-    scores = compute_scores(conn, **bounds)  # type: ignore[arg-type]
+    scores = compute_scores(conn, window=window)
     strips: dict[str, list[StripMark]] = {}
     plain = 0
     for score in scores:
@@ -64,14 +57,14 @@ def write_page(
             if plain >= MAX_PLAIN_STRIPS:
                 continue
             plain += 1
-        strips[score.nodeid] = test_strip(conn, score.nodeid, **bounds)  # type: ignore[arg-type]
+        strips[score.nodeid] = test_strip(conn, score.nodeid, window=window)
     html = render_page(
         scores,
         strips,
-        attribution_counts(conn, **bounds),  # type: ignore[arg-type]
+        attribution_counts(conn, window=window),
         title=f"simpler history: {source.name}",
         generated=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(now)),
-        window=_describe_window(window_days, last_runs, branch),
+        window=window.describe(),
     )
     write_atomically(out, lambda stream: stream.write(html.encode("utf-8")))
     return len(scores)
@@ -79,13 +72,3 @@ def write_page(
 
 def _unusual(score: TestScore) -> bool:
     return bool(score.failed_test or score.failed_device or score.failed_infra)
-
-
-def _describe_window(window_days: float | None, last_runs: int | None, branch: str | None) -> str:
-    parts = []
-    if window_days is not None:
-        parts.append(f"last {window_days:g} days")
-    if last_runs is not None:
-        parts.append(f"last {last_runs} runs")
-    parts.append(f"branch {branch}" if branch else "all branches")
-    return ", ".join(parts) if len(parts) > 1 or branch else "every run held, all branches"

@@ -30,7 +30,7 @@ from typing import TypeVar
 from simpler.history.model import TestScore
 from simpler.history.scores import compute_scores
 from simpler.history.strip import test_strip
-from simpler.history.window import select_window, window_runs
+from simpler.history.window import Window, select_window, window_runs
 from simpler.reporting.quarantine_file import (
     MAX_DAYS_AHEAD,
     QUARANTINE_ENV,
@@ -85,10 +85,10 @@ def releases(
     *,
     passes: int,
     runners: int,
-    window: dict[str, object],
+    window: Window,
 ) -> list[Release]:
     """The entries whose covered tests each passed ``passes`` runs in a row on enough runners."""
-    runs = window_runs(conn, select_window(**window))  # type: ignore[arg-type]
+    runs = window_runs(conn, window)
     runner_of = {run.run_id: run.runner or "unknown" for run in runs}
     needed = max(1, min(runners, len({run.runner for run in runs if run.runner})))
     # Every test any run held, from the suites (a few thousand rows), not the verdicts (a
@@ -107,11 +107,11 @@ def releases(
 
 
 def _streak(
-    conn: sqlite3.Connection, nodeid: str, runner_of: dict[str, str], window: dict[str, object]
+    conn: sqlite3.Connection, nodeid: str, runner_of: dict[str, str], window: Window
 ) -> tuple[int, set[str]]:
     """How many runs in a row, newest first, ``nodeid`` passed; the runners they ran on."""
     length, labels = 0, set()
-    for mark in reversed(test_strip(conn, nodeid, **window)):  # type: ignore[arg-type]
+    for mark in reversed(test_strip(conn, nodeid, window=window)):
         if mark.mark in _SAYS_NOTHING:
             continue
         if mark.mark != _COUNTS_AS_PASS:
@@ -123,11 +123,7 @@ def _streak(
 
 def quarantine_command(args: argparse.Namespace, conn: sqlite3.Connection) -> int:
     """The subcommand: print the advice, and apply it with ``--write``."""
-    window: dict[str, object] = {
-        "window_days": args.window,
-        "last_runs": args.runs,
-        "branch": args.branch,
-    }
+    window = select_window(window_days=args.window, last_runs=args.runs, branch=args.branch)
     path = _file_path(args.quarantine)
     quarantine = _load(path) if path.is_file() else None
     if args.suggest:
@@ -142,11 +138,11 @@ def _suggest(
     conn: sqlite3.Connection,
     path: Path,
     quarantine: QuarantineFile | None,
-    window: dict[str, object],
+    window: Window,
 ) -> int:
     if args.days > MAX_DAYS_AHEAD:
         raise UsageError(f"{PROG}: --days {args.days}: at most {MAX_DAYS_AHEAD}")
-    scores = compute_scores(conn, min_runs=args.min_runs, **window)  # type: ignore[arg-type]
+    scores = compute_scores(conn, min_runs=args.min_runs, window=window)
     chosen = suggestions(scores, quarantine, threshold=args.threshold, min_runs=args.min_runs)
     if not chosen:
         print(f"{PROG}: no test calls for a quarantine ({len(scores)} scored)")
@@ -172,7 +168,7 @@ def _release(
     conn: sqlite3.Connection,
     path: Path,
     quarantine: QuarantineFile,
-    window: dict[str, object],
+    window: Window,
 ) -> int:
     found = releases(conn, quarantine, passes=args.passes, runners=args.runners, window=window)
     if not found:

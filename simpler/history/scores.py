@@ -59,7 +59,7 @@ from simpler.history.model import TestScore
 from simpler.history.outcome_sql import RAN_GREEN, UNUSUAL_VERDICT, sql_list
 from simpler.history.suites import PRESENCE_CTE
 from simpler.history.unusual_runs import Tally, read_unusual
-from simpler.history.window import WINDOW_CTE, select_window, window_runs
+from simpler.history.window import EVERY_RUN, WINDOW_CTE, Window, window_runs
 
 __all__ = ["PRESENCE_SQL", "SCORES_SQL", "compute_scores"]
 
@@ -115,15 +115,11 @@ WHERE p.runs >= :min_runs"""
 def compute_scores(
     conn: sqlite3.Connection,
     *,
-    window_days: float | None = None,
-    last_runs: int | None = None,
-    branch: str | None = None,
+    window: Window = EVERY_RUN,
     min_runs: int = 1,
-    now: float | None = None,
 ) -> list[TestScore]:
     """The scores of every test with at least ``min_runs`` runs in the window, sorted as the
     table lists them (the module's docstring defines each field)."""
-    window = select_window(window_days=window_days, last_runs=last_runs, branch=branch, now=now)
     runs = window_runs(conn, window)
     presence = dict(conn.execute(PRESENCE_SQL, {**window.params(), "min_runs": min_runs}))
     unusual = read_unusual(conn, window, {run.run_id: i for i, run in enumerate(runs)})

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 from simpler.contract import GREEN_OUTCOMES
 from simpler.history.model import StripMark
-from simpler.history.window import WINDOW_CTE, select_window
+from simpler.history.window import EVERY_RUN, WINDOW_CTE, Window
 
 __all__ = ["LEGEND", "mark_of", "render_show", "test_strip"]
 
@@ -59,13 +59,9 @@ def test_strip(
     conn: sqlite3.Connection,
     nodeid: str,
     *,
-    window_days: float | None = None,
-    last_runs: int | None = None,
-    branch: str | None = None,
-    now: float | None = None,
+    window: Window = EVERY_RUN,
 ) -> list[StripMark]:
     """``nodeid``'s runs in the window, oldest first, one mark each (the module's docstring)."""
-    window = select_window(window_days=window_days, last_runs=last_runs, branch=branch, now=now)
     rows = conn.execute(_STRIP_SQL, {**window.params(), "nodeid": nodeid})
     return [_mark(*row) for row in rows]
 

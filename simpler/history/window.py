@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["WINDOW_CTE", "Window", "WindowRun", "select_window", "window_runs"]
+__all__ = ["EVERY_RUN", "WINDOW_CTE", "Window", "WindowRun", "select_window", "window_runs"]
 
 DAY_S = 86_400.0
 
@@ -39,6 +39,17 @@ class Window:
     since: float | None = None
     limit: int | None = None
     branch: str | None = None
+    days: float | None = None  # what --window said, for the words a person reads
+
+    def describe(self) -> str:
+        """The window in words, as the page heads its tables."""
+        parts = []
+        if self.days is not None:
+            parts.append(f"last {self.days:g} days")
+        if self.limit is not None:
+            parts.append(f"last {self.limit} runs")
+        parts.append(f"branch {self.branch}" if self.branch else "all branches")
+        return ", ".join(parts) if len(parts) > 1 or self.branch else "every run held, all branches"
 
     def params(self) -> dict[str, Any]:
         """The named parameters of :data:`WINDOW_CTE`."""
@@ -47,6 +58,9 @@ class Window:
             "branch": self.branch,
             "limit": -1 if self.limit is None else self.limit,
         }
+
+
+EVERY_RUN = Window()  # no bound: every run the history holds, of every branch
 
 
 @dataclass(frozen=True)
@@ -76,7 +90,7 @@ def select_window(
         since = (time.time() if now is None else now) - window_days * DAY_S
     if last_runs is not None and last_runs < 1:
         raise ValueError(f"a window of runs must be at least 1, got {last_runs!r}")
-    return Window(since=since, limit=last_runs, branch=branch)
+    return Window(since=since, limit=last_runs, branch=branch, days=window_days)
 
 
 def window_runs(conn: sqlite3.Connection, window: Window) -> list[WindowRun]:

@@ -92,6 +92,7 @@ def test_the_jobs_of_a_plan_run_every_test_exactly_once(tmp_path: Path) -> None:
 def _check_missing_jobs_are_red(plan_file: Path, reports: list[str], last_job: str) -> None:
     """Merged with --plan, all the jobs' reports give the verdict they give alone; without the
     last job's, the verdict is red and names that job."""
+
     def merged(files: list[str]) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "simpler", "report", *files, "--plan", str(plan_file)],

@@ -13,6 +13,7 @@ import pytest
 from history_rows import HOUR, T0, Try, add_run, add_test, open_db
 
 from simpler.history.durations_export import export_durations
+from simpler.history.window import select_window
 from simpler.scheduler.durations import KEPT_SAMPLES, Measured, load_durations, load_measurements
 
 TEST = "tests/st/test_mm.py::test_large"
@@ -108,7 +109,7 @@ def test_the_window_picks_the_runs_and_the_file_is_replaced_whole(
     runs_of(conn, *[[(TEST, Try("passed", duration_s=float(s)))] for s in range(1, 5)])
     out = tmp_path / "d.json"
     out.write_text(json.dumps({"stale": {"seconds": 1, "samples": [1], "count": 1}}))
-    export_durations(conn, out, last_runs=2)
+    export_durations(conn, out, window=select_window(last_runs=2))
     assert load_measurements(out) == {
         TEST: Measured((3.0, 4.0), 2),
         "file:tests/st/test_mm.py": Measured((3.0, 4.0), 2),
@@ -116,5 +117,5 @@ def test_the_window_picks_the_runs_and_the_file_is_replaced_whole(
     assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("history.db")] == [
         "d.json"
     ]  # no temporary file left behind
-    assert export_durations(conn, out, branch="nope") == 0
+    assert export_durations(conn, out, window=select_window(branch="nope")) == 0
     assert load_measurements(out) == {} and out.read_text() == "{}\n"

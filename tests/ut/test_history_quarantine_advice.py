@@ -14,9 +14,10 @@ from history_rows import open_db, seed
 
 from simpler.history.quarantine_advice import releases, suggestions
 from simpler.history.scores import compute_scores
+from simpler.history.window import EVERY_RUN
 from simpler.reporting.quarantine_file import load_quarantine
 
-FOREVER: dict[str, object] = {"window_days": None, "last_runs": None, "branch": None}
+FOREVER = EVERY_RUN
 
 
 @pytest.fixture

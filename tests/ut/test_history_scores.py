@@ -38,8 +38,10 @@ def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
         yield connection
 
 
-def score_of(conn: sqlite3.Connection, nodeid: str, **window: object) -> TestScore:
-    (score,) = [s for s in compute_scores(conn, **window) if s.nodeid == nodeid]  # type: ignore[arg-type]
+def score_of(conn: sqlite3.Connection, nodeid: str, **bounds: Any) -> TestScore:
+    """``bounds``: select_window's (window_days, last_runs, branch, now)."""
+    found = compute_scores(conn, window=select_window(**bounds))
+    (score,) = [s for s in found if s.nodeid == nodeid]
     return score
 
 
@@ -149,7 +151,7 @@ def test_the_window_selects_runs_by_days_count_and_branch(conn: sqlite3.Connecti
     assert score_of(conn, "t.py::a", last_runs=6).failed_test == 1  # runs 4-9
     assert score_of(conn, "t.py::a", branch="dev").runs == 5
     assert score_of(conn, "t.py::a", branch="dev", last_runs=2).runs == 2
-    assert compute_scores(conn, branch="nope") == []
+    assert compute_scores(conn, window=select_window(branch="nope")) == []
 
 
 def test_a_run_without_a_start_time_is_the_oldest(conn: sqlite3.Connection) -> None:
@@ -168,7 +170,7 @@ def test_an_empty_window_by_mistake_is_refused(
     conn: sqlite3.Connection, window: dict[str, float]
 ) -> None:
     with pytest.raises(ValueError, match="must be"):
-        compute_scores(conn, **window)  # type: ignore[arg-type]
+        compute_scores(conn, window=select_window(**window))  # type: ignore[arg-type]
 
 
 def test_tests_below_min_runs_are_left_out(conn: sqlite3.Connection) -> None:
@@ -365,7 +367,8 @@ def test_the_scores_agree_with_a_walk_over_every_row(
     )
     for window, chosen in (({}, run_ids), ({"last_runs": 10}, run_ids[-10:])):
         expected = reference_scores(conn, chosen)
-        got = {s.nodeid: s.to_json() for s in compute_scores(conn, **window)}  # type: ignore[arg-type]
+        scores = compute_scores(conn, window=select_window(**window))  # type: ignore[arg-type]
+        got = {s.nodeid: s.to_json() for s in scores}
         for nodeid, fields in expected.items():
             if fields["runs"] == 0:
                 assert nodeid not in got
@@ -384,7 +387,9 @@ def test_the_one_statement_table_agrees_with_the_scores(
     seed(conn, strips, device=lambda run, nodeid: rng.randrange(4))
     params = {**select_window(last_runs=15).params(), "min_runs": 2}
     by_hand = {row[0]: row[1:] for row in conn.execute(SCORES_SQL, params)}
-    scores = {s.nodeid: s for s in compute_scores(conn, last_runs=15, min_runs=2)}
+    scores = {
+        s.nodeid: s for s in compute_scores(conn, window=select_window(last_runs=15), min_runs=2)
+    }
     assert sorted(by_hand) == sorted(scores)
     for nodeid, (runs, passed, skipped, judged, *failures, retried) in by_hand.items():
         score = scores[nodeid]

@@ -7,12 +7,14 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 from history_rows import HOUR, T0, Try, add_run, add_test, open_db, seed
 
 from simpler.history.model import StripMark
 from simpler.history.strip import mark_of, render_show, test_strip
+from simpler.history.window import select_window
 
 
 @pytest.fixture
@@ -21,8 +23,9 @@ def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
         yield connection
 
 
-def marks(conn: sqlite3.Connection, nodeid: str = "t.py::a", **window: object) -> str:
-    return "".join(m.mark for m in test_strip(conn, nodeid, **window))  # type: ignore[arg-type]
+def marks(conn: sqlite3.Connection, nodeid: str = "t.py::a", **bounds: Any) -> str:
+    """``bounds``: select_window's (window_days, last_runs, branch, now)."""
+    return "".join(m.mark for m in test_strip(conn, nodeid, window=select_window(**bounds)))
 
 
 def test_each_kind_of_run_has_its_mark(conn: sqlite3.Connection) -> None:
