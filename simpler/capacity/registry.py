@@ -162,10 +162,10 @@ def _registration(entry: _Entry) -> Registration | str:
         problem
         for problem in (
             *(_text_problem(value, name) for name in _TEXT_FIELDS),
-            _suite_problem(value),
+            _optional_text_problem(value, "suite", "a string (empty when there is none)"),
             _est_time_problem(value),
             _nightly_problem(value),
-            _disabled_problem(value),
+            _optional_text_problem(value, "disabled", "null or a reason string"),
         )
         if problem is not None
     ]
@@ -225,10 +225,10 @@ def _text_problem(value: dict[str, object], name: str) -> str | None:
     return None
 
 
-def _suite_problem(value: dict[str, object]) -> str | None:
-    suite = value.get("suite")
-    if suite is not None and not isinstance(suite, str):
-        return f"suite must be a string (empty when there is none), got {_shown(suite)}"
+def _optional_text_problem(value: dict[str, object], name: str, expected: str) -> str | None:
+    given = value.get(name)
+    if given is not None and not isinstance(given, str):
+        return f"{name} must be {expected}, got {_shown(given)}"
     return None
 
 
@@ -256,13 +256,6 @@ def _nightly_problem(value: dict[str, object]) -> str | None:
     nightly = value.get("nightly", False)
     if not isinstance(nightly, bool):
         return f"nightly must be true or false, got {_shown(nightly)}"
-    return None
-
-
-def _disabled_problem(value: dict[str, object]) -> str | None:
-    disabled = value.get("disabled")
-    if disabled is not None and not isinstance(disabled, str):
-        return f"disabled must be null or a reason string, got {_shown(disabled)}"
     return None
 
 
