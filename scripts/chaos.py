@@ -9,6 +9,7 @@ table and the totals, renders a timeline of the runs, and exits 1 on any miss.
     nox -s chaos                      # the whole matrix, 5 runs per cell
     nox -s chaos -- --repeat 1 --only hang --platform a5sim
     nox -s chaos -- --only history    # the history database's cells only (chaos_history.py)
+    nox -s chaos -- --only fleet      # a planned matrix's cells only (chaos_fleet.py)
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from chaos_fleet import fleet_cells
 from chaos_history import history_cells
 from chaos_processes import no_leftovers, signal_mid_resource_phase
 from chaos_report_file import concurrent_appends, print_table, render_timeline
@@ -356,6 +358,7 @@ def main() -> int:
                     print(f"{scenario.name:26} {platform:8} {mark}", flush=True)
         concurrency_ok, concurrency = concurrent_appends(workdir)
         history = history_cells(workdir) if not args.only or "history" in args.only else []
+        history += fleet_cells(workdir) if not args.only or "fleet" in args.only else []
         print_table(outcomes, CHECKS)
         print(
             f"report file, 16 writers x 2,000 appends: {concurrency}"
