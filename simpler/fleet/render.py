@@ -69,4 +69,7 @@ def plan_table(plan: Plan, sources: dict[str, int]) -> str:
 
 
 def _minutes(seconds: float | None) -> str:
-    return "-" if seconds is None else f"{seconds / 60:.1f} min"
+    """Minutes where a CI job's wall is minutes; a plan of seconds in seconds, not 0.0 min."""
+    if seconds is None:
+        return "-"
+    return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
