@@ -7,8 +7,8 @@ their three report files merge to the verdicts of one run.
 - slowest job / mean job, each job a ``simpler run --plan F --job ID`` on its own two
   simulated devices and its own report file, planned (``--jobs 2=3``) on the durations
   ``simpler history durations`` wrote from earlier runs of the whole suite (the median of
-  each test's), with the start-ups those runs measured (a run's own, and its L2 phase's
-  pooled workers'); each job's wall is the median of its runs;
+  each test's, and the L2 phase's start-up, ``startup:l2``), with the start-up of a run
+  those runs measured; each job's wall is the median of its runs;
 - the tests whose merged verdict (``simpler report`` over the three files, ``--plan``)
   differs from the one run's, and the two exit codes.
 
@@ -33,6 +33,7 @@ from bench import ROOT, Figure, outside_actions
 
 from simpler.reporting.report_file import Record, read_contents
 from simpler.reporting.summary import select_latest_runs, summarize
+from simpler.scheduler.durations import load_measurements
 
 __all__ = ["fleet_figures"]
 
@@ -63,17 +64,12 @@ def _records(*paths: Path) -> list[Record]:
     return select_latest_runs([read_contents(path).records for path in paths])
 
 
-def _startups(report: Path, wall_s: float) -> tuple[float, float]:
-    """What the run spent outside its phases, and its L2 phase beyond its tests' own time
-    spread over the devices: the start-ups a plan adds to each job."""
-    records = _records(report)
-    phases = {r["phase"]: r["duration_s"] for r in records
-              if r.get("type") == "phase" and r.get("event") == "end"}  # fmt: skip
-    l2_work = sum(r.get("duration_s") or 0.0 for r in records
-                  if r.get("type") == "test" and r.get("phase") == "l2")  # fmt: skip
-    run_startup = max(wall_s - sum(phases.values()), 0.1)
-    l2_startup = max(phases.get("l2", 0.0) - l2_work / 2, 0.1)
-    return run_startup, l2_startup
+def _run_startup(report: Path, wall_s: float) -> float:
+    """What the run spent outside its phases (starting, collecting the suite): the start-up a
+    plan adds to each job. The L2 phase's own comes with the durations (``startup:l2``)."""
+    phases = [r["duration_s"] for r in _records(report)
+              if r.get("type") == "phase" and r.get("event") == "end"]  # fmt: skip
+    return max(wall_s - sum(phases), 0.1)
 
 
 def _verdicts(*paths: Path) -> dict[str, str]:
@@ -85,20 +81,19 @@ def fleet_figures(repeats: int) -> list[Figure]:
     with tempfile.TemporaryDirectory(prefix="simpler-bench-fleet-") as folder:
         work = Path(folder)
         db, durations, plan = work / "history.db", work / "durations.json", work / "plan.json"
-        startups = []
+        startups: list[float] = []
         for index in range(repeats):
             one = work / f"one-{index}.jsonl"
             one_rc, one_wall = _simpler("run", "--platform", "a5sim", "--device", DEVICES,
                                         "--report", str(one), "--", SUITE)  # fmt: skip
             _simpler("history", "import", "--db", str(db), str(one), accepted=(0,))
-            startups.append(_startups(one, one_wall))
+            startups.append(_run_startup(one, one_wall))
         _simpler("history", "durations", "--db", str(db), "--out", str(durations), accepted=(0,))
-        run_startup = statistics.median(s[0] for s in startups)
-        l2_startup = statistics.median(s[1] for s in startups)
+        run_startup = statistics.median(startups)
+        l2_startup = load_measurements(durations)["startup:l2"].seconds
         _simpler("plan", "--platform", "a5sim", "--runners", "2=runner-2", "--jobs", "2=3",
                  "--durations", str(durations), "--startup-seconds", f"{run_startup:.3f}",
-                 "--phase-startup", f"l2={l2_startup:.3f}", "--out", str(plan), "--", SUITE,
-                 accepted=(0,))  # fmt: skip
+                 "--out", str(plan), "--", SUITE, accepted=(0,))  # fmt: skip
         planned = json.loads(plan.read_text())["jobs"]
         jobs = [job["id"] for job in planned]
         estimated = ", ".join(f"{job['est_wall_s']:.2f}s" for job in planned)

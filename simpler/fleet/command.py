@@ -30,6 +30,7 @@ from simpler.contract import EXIT_OK
 from simpler.fleet.planner import PlanError, RunnerClass, Unit, plan
 from simpler.fleet.render import github_matrix, plan_document, plan_table
 from simpler.fleet.suite_units import suite_units
+from simpler.history.durations_export import L2_STARTUP_KEY
 from simpler.reporting.files import write_atomically
 from simpler.scheduler.durations import Measured, measurements_of
 from simpler.usage import OneLineParser, UsageError, one_line_exit, positive_int, positive_number
@@ -66,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="what starting one run costs a job (default 20)")  # fmt: skip
     parser.add_argument("--phase-startup", type=_phase_startups, default={},
                         metavar="PHASE=S,...", help="what starting a phase costs a job that "
-                        "has it, e.g. l2=3 (its pooled workers loading the runner)")  # fmt: skip
+                        "has it, e.g. l2=3 (default: the durations file's startup:l2)")  # fmt: skip
     parser.add_argument("--out", type=Path, metavar="F", help="write the plan file")
     parser.add_argument("--format", choices=("table", "json", "github"), default="table")
     return parser
@@ -80,8 +81,9 @@ def _plan(args: argparse.Namespace, pytest_args: list[str] | None) -> int:
     else:
         units, unsized = _registry(args.registry, durations)
     target_s = args.target_minutes * 60 if args.target_minutes else None
+    startups = _phase_startups_of(args.phase_startup, durations)
     made = plan(units, args.runners, target_s=target_s, jobs=args.jobs,
-                startup_s=args.startup_seconds, phase_startup_s=args.phase_startup)  # fmt: skip
+                startup_s=args.startup_seconds, phase_startup_s=startups)  # fmt: skip
     if pytest_args is not None:
         document = plan_document(made, str, platform=args.platform)
     else:
@@ -95,9 +97,20 @@ def _plan(args: argparse.Namespace, pytest_args: list[str] | None) -> int:
         print(github_matrix(made))
     else:
         print(plan_table(made, dict(Counter(unit.source for unit in units))), end="")
+        shown = "".join(f", {phase} {seconds:.1f} s" for phase, seconds in sorted(startups.items()))
+        print(f"start-ups: run {args.startup_seconds:.1f} s{shown}")
         if unsized:
             print(f"note: {unsized} registration(s) without an N-gpu suite planned as 1 device")
     return EXIT_OK
+
+
+def _phase_startups_of(given: dict[str, float], durations: dict[str, Measured]) -> dict[str, float]:
+    """``--phase-startup``'s, else what the durations file measured (``startup:l2``)."""
+    startups = dict(given)
+    measured = durations.get(L2_STARTUP_KEY)
+    if "l2" not in startups and measured is not None:
+        startups["l2"] = measured.seconds
+    return startups
 
 
 def _registry(path: Path, durations: dict[str, Measured]) -> tuple[list[Unit], int]:

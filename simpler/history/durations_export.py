@@ -12,7 +12,10 @@ and a CI matrix plan read it as they read a file ``simpler run`` wrote. Keys:
   durations in each run, as a child running them takes that long;
 - ``file:PATH``: the sum of the L2 attempts' durations of a test file in each run, what the
   L2 phase records for ``--shard`` to balance files on (it counts failed tests too: they
-  took that time in the shard).
+  took that time in the shard);
+- ``startup:l2``: what the L2 phase took beyond its tests' time spread over the devices they
+  ran on (the pooled workers starting, loading the runner, ending): what a matrix plan adds
+  to each job that has L2 files (``simpler plan``).
 
 A run gives a key at most one sample. The file is replaced atomically: a reader never sees
 half of it.
@@ -29,11 +32,14 @@ from simpler.history.window import EVERY_RUN, Window, WindowRun, window_runs
 from simpler.reporting.nodeids import file_of
 from simpler.scheduler.durations import KEPT_SAMPLES, Measured, is_duration, write_document
 
-__all__ = ["export_durations", "run_durations"]
+__all__ = ["L2_STARTUP_KEY", "export_durations", "run_durations"]
 
 _RUN_ATTEMPTS_SQL = (
-    "SELECT nodeid, label, phase, attempt, outcome, duration_s FROM attempts WHERE run_id = ?"
+    "SELECT nodeid, label, phase, attempt, outcome, duration_s, device FROM attempts "
+    "WHERE run_id = ?"
 )
+_L2_PHASE_SQL = "SELECT sum(duration_s) FROM run_phases WHERE run_id = ? AND phase = 'l2'"
+L2_STARTUP_KEY = "startup:l2"
 
 
 def export_durations(
@@ -63,18 +69,25 @@ def run_durations(conn: sqlite3.Connection, run: WindowRun) -> dict[str, float]:
     rank = {phase: index for index, phase in enumerate(PHASE_ORDER)}
     passing: dict[str, tuple[tuple[int, int], float, str | None]] = {}
     files: dict[str, float] = defaultdict(float)
-    for nodeid, label, phase, attempt, outcome, seconds in conn.execute(
+    l2_devices: set[int] = set()
+    for nodeid, label, phase, attempt, outcome, seconds, device in conn.execute(
         _RUN_ATTEMPTS_SQL, (run.run_id,)
     ):
         if not is_duration(seconds):
             continue
         if phase == "l2":
             files[f"file:{file_of(nodeid)}"] += seconds
+            if device is not None:
+                l2_devices.add(device)
         order = (rank.get(phase, len(PHASE_ORDER)), attempt)
         # The test's last passing attempt of the run: a retry's time, if it was retried.
         if outcome in PASSING_OUTCOMES and order > passing.get(nodeid, ((-1, -1), 0, None))[0]:
             passing[nodeid] = (order, float(seconds), label)
     durations: dict[str, float] = dict(files)
+    l2_phase_s = conn.execute(_L2_PHASE_SQL, (run.run_id,)).fetchone()[0]
+    if files and is_duration(l2_phase_s):
+        startup = l2_phase_s - sum(files.values()) / max(1, len(l2_devices))
+        durations[L2_STARTUP_KEY] = round(max(startup, 0.0), 6)
     labels: dict[str, float] = defaultdict(float)
     for nodeid, (_, seconds, label) in passing.items():
         durations[nodeid] = seconds

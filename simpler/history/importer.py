@@ -70,8 +70,8 @@ UPDATE attempts SET cause = CASE WHEN ? THEN own_cause ELSE 'infra' END
 WHERE run_id = ? AND own_cause IS NOT NULL
 """
 _UPSERT_PHASE = """
-INSERT OR REPLACE INTO run_phases (run_id, phase, source, starts, ends, returncode)
-VALUES (?, ?, ?, ?, ?, ?)
+INSERT OR REPLACE INTO run_phases (run_id, phase, source, starts, ends, returncode, duration_s)
+VALUES (?, ?, ?, ?, ?, ?, ?)
 """
 _UPSERT_RUN = """
 INSERT INTO runs (run_id, "commit", branch, runner, platform, started, ended, complete,
@@ -293,7 +293,8 @@ def _store_run(conn: sqlite3.Connection, part: ReadRun, meta: MetaSource) -> tup
         ).fetchone()
         phases = RunPhases(
             conn.execute(
-                "SELECT phase, source, starts, ends, returncode FROM run_phases WHERE run_id = ?",
+                "SELECT phase, source, starts, ends, returncode, duration_s FROM run_phases "
+                "WHERE run_id = ?",
                 (run_id,),
             )
         )

@@ -56,6 +56,7 @@ class PhaseTally:
     starts: int = 0
     ends: int = 0
     returncode: int | None = None
+    duration_s: float | None = None  # its end records' durations, summed
 
 
 @dataclass
@@ -104,6 +105,9 @@ class RunShape:
             code = record.get("returncode")
             if type(code) is int:
                 tally.returncode = worst_returncode([tally.returncode, code])
+            took = record.get("duration_s")
+            if (type(took) is float or type(took) is int) and took >= 0:
+                tally.duration_s = (tally.duration_s or 0.0) + took
 
     def _platform_of_worker(self, worker: object) -> None:
         if isinstance(worker, str) and worker.count("/") >= 3:
@@ -113,9 +117,12 @@ class RunShape:
 class RunPhases:
     """Every phase of a run, per source, across every import of it so far."""
 
-    def __init__(self, rows: Iterable[tuple[str, str, int, int, int | None]]) -> None:
-        """``rows``: what the database holds, (phase, source, starts, ends, returncode)."""
-        self.tallies = {(phase, src): PhaseTally(s, e, code) for phase, src, s, e, code in rows}
+    def __init__(self, rows: Iterable[tuple[str, str, int, int, int | None, float | None]]) -> None:
+        """``rows``: what the database holds: phase, source, starts, ends, returncode and
+        duration."""
+        self.tallies = {
+            (phase, src): PhaseTally(s, e, code, took) for phase, src, s, e, code, took in rows
+        }
 
     def merge(self, source: str, tallies: Mapping[str, PhaseTally]) -> None:
         """Raise ``source``'s tallies to what it holds now: a file read again has at least the
@@ -127,7 +134,9 @@ class RunPhases:
                     max(old.starts, tally.starts),
                     max(old.ends, tally.ends),
                     worst_returncode([old.returncode, tally.returncode]),
-                )
+                    max((d for d in (old.duration_s, tally.duration_s) if d is not None),
+                        default=None),
+                )  # fmt: skip
             self.tallies[(phase, source)] = tally
 
     @property
@@ -148,9 +157,9 @@ class RunPhases:
             return worst_returncode(reported)
         return worst_returncode(t.returncode for _, t in tallies)
 
-    def rows(self, run_id: str) -> list[tuple[str, str, str, int, int, int | None]]:
+    def rows(self, run_id: str) -> list[tuple[str, str, str, int, int, int | None, float | None]]:
         return [
-            (run_id, phase, src, t.starts, t.ends, t.returncode)
+            (run_id, phase, src, t.starts, t.ends, t.returncode, t.duration_s)
             for (phase, src), t in sorted(self.tallies.items())
         ]
 

@@ -15,7 +15,10 @@ Tables (DESIGN.md, "Memory across runs"):
   the importer in step with ``attempts``;
 - ``suite_tests``: the node ids of each distinct suite, named by ``runs.suite``;
 - ``run_phases``: what the importer needs to tell a complete run from an incomplete one
-  across imports.
+  across imports, and how long each phase took (the L2 phase's start-up a matrix plan adds
+  to each job with L2 files is read from it).
+
+Schema 2 added ``run_phases.duration_s``; a schema-1 file gains the column when it is opened.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ __all__ = [
     "db_path",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DEFAULT_DB = Path(".simpler") / "history.db"
 # Two CI jobs importing at once: the later waits for the earlier's one transaction per run.
 BUSY_TIMEOUT_S = 60.0
@@ -92,6 +95,7 @@ CREATE TABLE IF NOT EXISTS run_phases (
     starts      INTEGER NOT NULL DEFAULT 0,
     ends        INTEGER NOT NULL DEFAULT 0,
     returncode  INTEGER,        -- the worst of its end records'
+    duration_s  REAL,           -- its end records' durations, summed
     PRIMARY KEY (run_id, phase, source)
 ) WITHOUT ROWID;
 -- The node ids of each distinct suite runs had, stored once: the runs a test had in a
@@ -154,11 +158,14 @@ def _create(conn: sqlite3.Connection) -> None:
     # One immediate transaction: two first imports at once make the tables once.
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == 1:  # the tables are there; schema 2 only adds a column
+            conn.execute("ALTER TABLE run_phases ADD COLUMN duration_s REAL")
+        elif version < SCHEMA_VERSION:
             for statement in _DDL.split(";"):
                 if statement.strip():
                     conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

@@ -46,6 +46,16 @@ def test_measured_durations_are_planned_on_and_bad_input_is_one_line(tmp_path: P
     plan = json.loads(done.stdout)
     two = [job for job in plan["jobs"] if job["devices"] == 2]
     assert len(two) == 1 and two[0]["est_wall_s"] >= 900
+    # The L2 phase's start-up the history measured is added to every job with L2 files,
+    # unless --phase-startup says otherwise.
+    measured = {f"{RESOURCE}::test_crashes_with_sigsegv": 900.0, "startup:l2": {
+        "seconds": 5.0, "samples": [5.0], "count": 1}}  # fmt: skip
+    durations.write_text(json.dumps(measured))
+    table = _plan("--target-minutes", "10", "--durations", str(durations), "--", *SUITES)
+    assert table.returncode == 0 and "start-ups: run 20.0 s, l2 5.0 s" in table.stdout
+    given = _plan("--target-minutes", "10", "--durations", str(durations), "--phase-startup",
+                  "l2=1", "--", *SUITES)  # fmt: skip
+    assert "start-ups: run 20.0 s, l2 1.0 s" in given.stdout
     refused = _plan("--target-minutes", "10", "--", "tests/it/scenarios/no_such_file.py")
     assert refused.returncode == 2
     assert len(refused.stderr.strip().splitlines()) == 1 and "Traceback" not in refused.stderr

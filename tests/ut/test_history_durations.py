@@ -13,6 +13,7 @@ import pytest
 from history_rows import HOUR, T0, Try, add_run, add_test, open_db
 
 from simpler.history.durations_export import export_durations
+from simpler.history.schema import SCHEMA_VERSION, connect
 from simpler.history.window import select_window
 from simpler.scheduler.durations import KEPT_SAMPLES, Measured, load_durations, load_measurements
 
@@ -119,3 +120,35 @@ def test_the_window_picks_the_runs_and_the_file_is_replaced_whole(
     ]  # no temporary file left behind
     assert export_durations(conn, out, window=select_window(branch="nope")) == 0
     assert load_measurements(out) == {} and out.read_text() == "{}\n"
+
+
+def test_the_l2_phases_start_up_is_what_it_took_beyond_its_tests_spread_over_devices(
+    conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    # Two runs: the L2 phase took 10 s and 7 s; its tests 4 s over devices 0 and 1, then
+    # 3 s on device 0 alone.
+    runs_of(
+        conn,
+        [("t.py::a", Try("passed", device=0, duration_s=3.0)),
+         ("t.py::b", Try("passed", device=1, duration_s=1.0))],
+        [("t.py::a", Try("passed", device=0, duration_s=3.0))],
+    )  # fmt: skip
+    for run_id, took in (("r0", 10.0), ("r1", 7.0)):
+        conn.execute(
+            "INSERT INTO run_phases (run_id, phase, source, starts, ends, returncode, duration_s)"
+            " VALUES (?, 'l2', 'report.jsonl', 1, 1, 0, ?)",
+            (run_id, took),
+        )
+    export_durations(conn, tmp_path / "d.json")
+    assert load_measurements(tmp_path / "d.json")["startup:l2"] == Measured((8.0, 4.0), 2)
+
+
+def test_a_schema_1_file_gains_the_phase_durations_when_opened(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with closing(connect(path)) as made:  # today's, then taken back to schema 1
+        made.execute("ALTER TABLE run_phases DROP COLUMN duration_s")
+        made.execute("PRAGMA user_version = 1")
+    with closing(connect(path)) as opened:
+        columns = [row[1] for row in opened.execute("PRAGMA table_info(run_phases)")]
+        assert "duration_s" in columns
+        assert opened.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
