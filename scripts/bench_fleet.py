@@ -32,7 +32,7 @@ from pathlib import Path
 from bench import ROOT, Figure, outside_actions
 
 from simpler.reporting.report_file import Record, read_contents
-from simpler.reporting.summary import select_latest_runs, summarize
+from simpler.reporting.verdicts import decide_verdicts, select_latest_runs
 from simpler.scheduler.durations import load_measurements
 
 __all__ = ["fleet_figures"]
@@ -73,8 +73,9 @@ def _run_startup(report: Path, wall_s: float) -> float:
 
 
 def _verdicts(*paths: Path) -> dict[str, str]:
-    summary = summarize(_records(*paths))
-    return {nodeid: verdict.outcome for nodeid, verdict in summary.verdicts.items()}
+    return {
+        nodeid: verdict.outcome for nodeid, verdict in decide_verdicts(_records(*paths)).items()
+    }
 
 
 def fleet_figures(repeats: int) -> list[Figure]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from chaos_processes import no_leftovers, signal_mid_resource_phase
 
 from simpler.reporting.report_file import read_contents
-from simpler.reporting.summary import select_latest_runs, summarize
+from simpler.reporting.verdicts import decide_verdicts, select_latest_runs
 
 __all__ = ["fleet_cells"]
 
@@ -86,7 +86,7 @@ def _verdict_line(done: subprocess.CompletedProcess[str]) -> str:
 
 def _verdicts(*paths: Path) -> dict[str, str]:
     records = select_latest_runs([read_contents(path).records for path in paths])
-    return {nodeid: v.outcome for nodeid, v in summarize(records).verdicts.items()}
+    return {nodeid: v.outcome for nodeid, v in decide_verdicts(records).items()}
 
 
 def _merged_equals_one_run(plan: Path, reports: list[Path], one: Path, one_rc: int) -> Cell:

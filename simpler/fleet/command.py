@@ -153,25 +153,26 @@ def _durations(path: Path) -> dict[str, Measured]:
 
 
 def _runner_classes(text: str) -> list[RunnerClass]:
-    pairs = _pairs(text, "--runners")
+    pairs = _pairs(text, "DEV=LABEL")
     return [RunnerClass(positive_int(devices), label) for devices, label in pairs]
 
 
 def _job_counts(text: str) -> dict[int, int]:
-    return {positive_int(d): positive_int(n) for d, n in _pairs(text, "--jobs")}
+    return {positive_int(d): positive_int(n) for d, n in _pairs(text, "DEV=N")}
 
 
 def _phase_startups(text: str) -> dict[str, float]:
     seconds = positive_number("seconds")
-    startups = {phase: seconds(value) for phase, value in _pairs(text, "--phase-startup")}
+    startups = {phase: seconds(value) for phase, value in _pairs(text, "PHASE=S")}
     unknown = sorted(set(startups) - {"l2", "resource"})
     if unknown:
         raise argparse.ArgumentTypeError(f"unknown phase {', '.join(unknown)} (l2, resource)")
     return startups
 
 
-def _pairs(text: str, flag: str) -> list[tuple[str, str]]:
+def _pairs(text: str, shape: str) -> list[tuple[str, str]]:
+    """``KEY=VALUE,...`` pairs; ``shape`` is what the option's items look like."""
     pairs = [item.partition("=") for item in text.split(",") if item.strip()]
     if not pairs or any(not key or not sep or not value for key, sep, value in pairs):
-        raise argparse.ArgumentTypeError(f"expected DEV=VALUE,... got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected {shape},... got {text!r}")
     return [(key.strip(), value.strip()) for key, _, value in pairs]

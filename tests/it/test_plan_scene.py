@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from simpler.reporting.report_file import read_contents
-from simpler.reporting.summary import select_latest_runs, summarize
+from simpler.reporting.verdicts import decide_verdicts, select_latest_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = "tests/st"
@@ -27,7 +27,7 @@ def _simpler(*args: str) -> subprocess.CompletedProcess[str]:
 
 def _verdicts(*paths: Path) -> dict[str, str]:
     records = select_latest_runs([read_contents(path).records for path in paths])
-    return {nodeid: v.outcome for nodeid, v in summarize(records).verdicts.items()}
+    return {nodeid: v.outcome for nodeid, v in decide_verdicts(records).items()}
 
 
 def test_three_planned_jobs_merge_to_the_verdicts_and_exit_code_of_one_run(
