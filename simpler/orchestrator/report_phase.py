@@ -19,6 +19,8 @@ from typing import Any, Protocol
 from simpler.ci import gha
 from simpler.ci.quarantine_markup import quarantine_markdown, quarantine_warnings
 from simpler.contract import EXIT_INFRA, EXIT_USAGE
+from simpler.coverage.options import CovOptions
+from simpler.coverage.reports import CoverageResult
 from simpler.fleet.missing_jobs import ExpectedJob, missing_jobs, missing_ruling
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.leftovers import leftover_lines
@@ -40,6 +42,7 @@ class ReportOptions:
     ruling: Ruling | None = None  # an exit code the run decided before its summary
     test_quarantine: QuarantineFile | None = None  # what the summary says of quarantined tests
     planned_jobs: tuple[ExpectedJob, ...] = ()  # --plan: each must have sent its report
+    coverage: CovOptions | None = None  # simpler report's --cov-report/--cov-fail-under
 
     @classmethod
     def of(cls, settings: SummarySettings, **more: Any) -> ReportOptions:
@@ -78,12 +81,24 @@ def _print_report(paths: Sequence[str | Path], options: ReportOptions) -> int:
     if isinstance(loaded, int):
         return loaded
     per_file, malformed = loaded
-    return _print_records(select_latest_runs(per_file), malformed, options)
+    records = select_latest_runs(per_file)
+    sources = [
+        (Path(path), file_records) for path, file_records in zip(paths, per_file, strict=True)
+    ]
+    return _print_records(records, malformed, options, sources)
 
 
-def _print_records(records: list[report.Record], malformed: int, options: ReportOptions) -> int:
+def _print_records(
+    records: list[report.Record],
+    malformed: int,
+    options: ReportOptions,
+    sources: list[tuple[Path, list[report.Record]]],
+) -> int:
     sys.stdout.flush()
     unwritten = _write_files(records, options)
+    covered = _code_coverage(records, sources, options)
+    if covered is not None and covered.unwritten:
+        unwritten = ", ".join(filter(None, [unwritten, *covered.unwritten]))
     ruling = options.ruling
     if unwritten and (ruling is None or ruling.code == EXIT_USAGE):
         ruling = Ruling(EXIT_INFRA, f"{unwritten} could not be written")
@@ -97,6 +112,10 @@ def _print_records(records: list[report.Record], malformed: int, options: Report
         tail_lines=options.tail_lines,
         ruling=ruling,
         test_quarantine=options.test_quarantine,
+        code_coverage=covered.lines() if covered is not None else [],
+        coverage_gate=covered.gate_reason()
+        if covered is not None and covered.gate_failed
+        else None,
     )
     text = "\n".join([*_device_quarantine_lines(records), *leftover_lines(records), summary.text])
     if gha.is_github_actions():
@@ -108,8 +127,30 @@ def _print_records(records: list[report.Record], malformed: int, options: Report
         text = gha.fenced(text, gha.new_stop_token())
     print(text, end="" if text.endswith("\n") else "\n", flush=True)
     if gha.is_github_actions():
-        _step_summary(summary, records, options.timeline)
+        _step_summary(summary, records, options.timeline, covered)
     return summary.exit_code
+
+
+def _code_coverage(
+    records: list[report.Record],
+    sources: list[tuple[Path, list[report.Record]]],
+    options: ReportOptions,
+) -> CoverageResult | None:
+    """The combined coverage of the measured runs among ``records``; its table and every
+    process it lost printed now, above the summary (the summary's last screen names them too)."""
+    if not any(r.get("type") == "coverage" for r in records):
+        return None
+    from simpler.coverage.outcome import code_coverage
+
+    runs = {str(r.get("run")) for r in records if r.get("run")}
+    covered = code_coverage(sources, runs, options.coverage)
+    if covered is None:
+        return None
+    print(covered.term_text, end="")
+    named = covered.all_named()
+    if named:
+        print("Coverage data missing or partial:", *named, sep="\n")
+    return covered
 
 
 def _write_files(records: list[report.Record], options: ReportOptions) -> str:
@@ -170,11 +211,18 @@ def _annotate(summary: Summary) -> None:
         print(warning)
 
 
-def _step_summary(summary: Summary, records: list[report.Record], timeline: Path | None) -> None:
+def _step_summary(
+    summary: Summary,
+    records: list[report.Record],
+    timeline: Path | None,
+    covered: CoverageResult | None,
+) -> None:
     if not os.environ.get("GITHUB_STEP_SUMMARY"):
         return
     markdown = gha.step_summary_markdown(summary, latest_children(records))
     markdown += quarantine_markdown(summary)
+    if covered is not None:
+        markdown += "\n\n" + "\n\n".join(covered.lines()) + "\n"
     if timeline is not None and timeline.exists():
         # The step summary cannot embed files: it names the one the job uploads.
         markdown += f"\n\nTimeline of the run: `{timeline}` (in this job's artifacts)\n"
@@ -214,6 +262,6 @@ def report_phase(ctx: RunContext) -> int:
     options = ReportOptions.of(ctx, ruling=ctx.ruling, test_quarantine=ctx.test_quarantine)
     gc.disable()  # see print_report
     try:
-        return _print_records(records, follower.malformed, options)
+        return _print_records(records, follower.malformed, options, [(ctx.report, records)])
     finally:
         gc.enable()

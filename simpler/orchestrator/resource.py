@@ -16,6 +16,7 @@ from simpler.orchestrator.collection import ListingError, ResourceTest, collect_
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.pytest_args import resource_child_argv
 from simpler.orchestrator.quarantine_setup import quarantine_env
+from simpler.orchestrator.run_coverage import coverage_env, result_ended
 from simpler.orchestrator.signals import Interrupted
 from simpler.reporting.queries import quarantined_devices
 from simpler.scheduler.durations import estimator, load_measurements, record_results
@@ -91,7 +92,14 @@ def _child_env(ctx: RunContext) -> dict[str, str]:
 
 def _job(ctx: RunContext, test: ResourceTest) -> Job:
     argv = resource_child_argv(test.nodeid, ctx.platform, str(ctx.report), ctx.pytest_args)
-    return Job(test.nodeid, test.devices, argv, test.est_s, test.timeout_s, nodeid=test.nodeid)
+    env = tuple(coverage_env(ctx, _coverage_label(test.nodeid)).items())
+    return Job(
+        test.nodeid, test.devices, argv, test.est_s, test.timeout_s, env=env, nodeid=test.nodeid
+    )
+
+
+def _coverage_label(nodeid: str) -> str:
+    return f"Resource child {nodeid}"
 
 
 def _finished(ctx: RunContext, result: JobResult) -> None:
@@ -105,4 +113,5 @@ def _finished(ctx: RunContext, result: JobResult) -> None:
         not_run=result.extra.get("not_run"),
         **marks,
     )
+    result_ended(ctx, result, _coverage_label(result.nodeid or result.label))
     announce(result)

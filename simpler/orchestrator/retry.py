@@ -20,6 +20,7 @@ from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.pytest_args import undistributed_options
 from simpler.orchestrator.pytest_run import phase_call, phase_exit
+from simpler.orchestrator.run_coverage import coverage_env, result_ended
 from simpler.orchestrator.signals import Interrupted
 from simpler.reporting.queries import (
     poison_skipped,
@@ -110,13 +111,21 @@ def _execute(ctx: RunContext, jobs: dict[str, Job], devices: list[int]) -> list[
         tail_lines=ctx.tail_lines,
         log_dir=ctx.report.parent / "logs",
         env=dict(os.environ),
-        on_finish=announce,
+        on_finish=lambda result: _finished(ctx, result),
     )  # no quarantine inside the phase: each process starts on a card made clean for it
-    named = [replace(job, label=label) for label, job in jobs.items()]
+    named = [
+        replace(job, label=label, env=(*job.env, *coverage_env(ctx, label).items()))
+        for label, job in jobs.items()
+    ]
     execution = execute(named, devices, options)
     if execution.stopped_by in ("SIGTERM", "SIGINT"):
         raise Interrupted(signal.Signals[execution.stopped_by])
     return execution.results
+
+
+def _finished(ctx: RunContext, result: JobResult) -> None:
+    result_ended(ctx, result, result.label)
+    announce(result)
 
 
 def _victims_job(ctx: RunContext, group: _Victims) -> Job:

@@ -24,6 +24,7 @@ from simpler.orchestrator.leftovers import guarded_run
 from simpler.orchestrator.report_phase import report_phase
 from simpler.orchestrator.resource import resource_phase
 from simpler.orchestrator.retry import retry_phase
+from simpler.orchestrator.run_coverage import run_record
 from simpler.orchestrator.run_history import import_run
 from simpler.orchestrator.signals import Interrupted
 from simpler.reporting.summary import Ruling
@@ -46,6 +47,8 @@ def run_phases(ctx: RunContext, phases: list[str]) -> int:
     """
     results: dict[str, int] = {}
     interrupted: Interrupted | None = None
+    if ctx.coverage is not None:
+        ctx.write("coverage", **run_record(ctx.coverage, ctx.report))
     with guarded_run(ctx) as guard:
         for name in phases:
             stop_testing = interrupted is not None or EXIT_USAGE in results.values()

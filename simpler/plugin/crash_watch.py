@@ -18,11 +18,14 @@ Registered only in an xdist controller (the ``dsession`` process), where xdist's
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
 import pytest
 
+from simpler.coverage.process_env import LABEL_ENV as COVERAGE_LABEL_ENV
+from simpler.coverage.process_env import worker_label
 from simpler.plugin.device_assignment import ASSIGNED_DEVICE, DeviceAssigner
 from simpler.plugin.options import PluginSettings
 from simpler.plugin.state import write_record
@@ -62,7 +65,16 @@ class CrashWatch:
         if error is not None:
             self.crashes += 1
             self._down[node.gateway.id] = str(error)
+            self._coverage_lost(str(node.gateway.id), str(error))
         self.devices.free(node.gateway.id)
+
+    def _coverage_lost(self, worker_id: str, error: str) -> None:
+        """A measured worker that crashed saved only up to its last finished test."""
+        label = os.environ.get(COVERAGE_LABEL_ENV)
+        if label:
+            why = f"xdist worker crashed: {error.splitlines()[0] if error else 'no reason'}"
+            record = {"type": "coverage", "event": "ended", "why": why}
+            write_record(self._settings, {**record, "label": worker_label(label, worker_id)})
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any | None:

@@ -31,6 +31,7 @@ from simpler.plugin.needs import (
     write_listing_error,
 )
 from simpler.plugin.options import (
+    PluginSettings,
     add_options,
     plugin_active,
     resolve_settings,
@@ -139,6 +140,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return  # invisible: no records, no output, no faults, no xdist hooks
     settings = resolve_settings(config)
     config.stash[SETTINGS] = settings
+    _measure_coverage(config, settings)
     bind_project(config)  # the pool serves the project's worker fixture; simpler dispatches
     if _DUMP_FD is not None:
         # A hung child must be diagnosable: the orchestrator sends SIGUSR1 before it kills.
@@ -161,6 +163,17 @@ def pytest_configure(config: pytest.Config) -> None:
         terminal.showfspath = False  # the class lines name their files themselves
         config.stash[PROGRESS] = ClassProgress(terminal, live=terminal.isatty())
         config.pluginmanager.register(ProgressReporter(config.stash[PROGRESS]), "simpler-progress")
+
+
+def _measure_coverage(config: pytest.Config, settings: PluginSettings) -> None:
+    """In a process a measured run started: name it, name each test's lines, save per test."""
+    from simpler.coverage.in_process import ProcessCoverage
+
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    measured = ProcessCoverage.here(worker=worker, attempt=settings.attempt)
+    if measured is not None:
+        config.pluginmanager.register(measured, "simpler-coverage")
+        write_record(settings, measured.start_record())
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

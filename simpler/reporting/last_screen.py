@@ -33,15 +33,22 @@ _WHY_CHARS = 120  # an index line's reason: the exception's first line, not its 
 
 
 def last_screen(
-    failures: Sequence[Failure], coverage: Coverage, *, show_skips: bool, verdict_line: str
+    failures: Sequence[Failure],
+    coverage: Coverage,
+    *,
+    show_skips: bool,
+    verdict_line: str,
+    code_coverage: Sequence[str] = (),
 ) -> list[str]:
-    """The lines that end the summary, the verdict line last: at most LAST_SCREEN of them."""
+    """The lines that end the summary, the verdict line last: at most LAST_SCREEN of them.
+
+    ``code_coverage``: the coverage lines (capped by their maker), right above the index."""
     index = _index(failures)
     header = 1 if coverage.without_verdict else 0  # the without-verdict line is always shown
-    room = LAST_SCREEN - len(index) - 1 - header
+    room = LAST_SCREEN - len(index) - 1 - header - len(code_coverage)
     skips = skip_groups(coverage, room) if show_skips else []
     missing = _without_verdict(coverage, room - len(skips) + header)
-    return [*skips, *missing, *index, verdict_line]
+    return [*skips, *missing, *code_coverage, *index, verdict_line]
 
 
 def skip_groups(coverage: Coverage, room: int = SKIP_GROUP_CAP + 2) -> list[str]:

@@ -48,6 +48,7 @@ RECORD_TYPES = (
     "quarantine",
     "leftover",
     "session",
+    "coverage",
 )
 
 Record = dict[str, Any]

@@ -67,6 +67,8 @@ class Summary:
     ruling: Ruling | None = None
     quarantined: list[Failure] = field(default_factory=list)  # failures that do not gate
     quarantine_lines: list[QuarantineLine] = field(default_factory=list)  # the block's tests
+    code_coverage: list[str] = field(default_factory=list)  # lost/partial processes, the total
+    coverage_gate: str | None = None  # "coverage 71.2% < 80%" when --cov-fail-under failed
 
     @property
     def nothing_ran(self) -> bool:
@@ -87,6 +89,8 @@ def summarize(
     tail_lines: int = 80,
     ruling: Ruling | None = None,
     test_quarantine: QuarantineFile | None = None,  # the entries' reasons, for the block
+    code_coverage: list[str] | None = None,  # the coverage lines, above the last screen's index
+    coverage_gate: str | None = None,  # why the coverage gate failed (--cov-fail-under)
 ) -> Summary:
     analysis = analyze(records)
     incomplete = bool(analysis.incomplete_phases)
@@ -105,6 +109,8 @@ def summarize(
         coverage=measure_coverage(records, analysis.verdicts, analysis.phases, red=red),
         ruling=ruling,
         quarantined=analysis.quarantined,
+        code_coverage=code_coverage or [],
+        coverage_gate=coverage_gate,
     )
     summary.exit_code = _exit_code(summary, fail_on_flaky, fail_if_nothing_ran)
     reasons = _verdict_reasons(summary, fail_on_flaky, fail_if_nothing_ran)
@@ -122,6 +128,8 @@ def _exit_code(summary: Summary, fail_on_flaky: bool, fail_if_nothing_ran: bool)
     if red or (fail_on_flaky and any(not v.quarantined for v in summary.flaky)):
         return EXIT_FAILED
     if summary.nothing_ran and fail_if_nothing_ran:
+        return EXIT_FAILED
+    if summary.coverage_gate is not None:
         return EXIT_FAILED
     if summary.coverage.emptiness == Emptiness.NOTHING_SELECTED:
         return EXIT_NO_TESTS  # pytest's "no tests collected", never green
@@ -166,6 +174,7 @@ def _render(
         summary.coverage,
         show_skips=summary.show_skip_reasons,
         verdict_line=_verdict_line(summary, reasons),
+        code_coverage=summary.code_coverage,
     )
     return "\n".join(lines) + "\n"
 
@@ -359,6 +368,7 @@ def _verdict_reasons(summary: Summary, fail_on_flaky: bool, fail_if_nothing_ran:
         ("INCOMPLETE", summary.incomplete),
         ("flaky fails the run: --fail-on-flaky", fail_on_flaky and bool(summary.flaky)),
         ("--fail-if-nothing-ran", fail_if_nothing_ran and summary.nothing_ran),
+        (summary.coverage_gate or "", summary.coverage_gate is not None),
     )
     reasons = [reason for reason, applies_here in applies if applies_here]
     if summary.ruling is not None:

@@ -194,6 +194,7 @@ class _Loop:
             nodeid=job.nodeid,
             start_s=round(active.running.started_s, 3),
             end_s=round(end, 3),
+            pid=active.child.pid,
         )
         self.results.append(result)
         if self.options.quarantine:

@@ -51,6 +51,7 @@ class JobResult:
     start_s: float = 0.0  # since the schedule began
     end_s: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    pid: int | None = None  # the child's, None when it never started
 
     @property
     def ok(self) -> bool:

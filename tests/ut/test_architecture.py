@@ -20,6 +20,7 @@ LAYERS = (
     ("simpler.contract", "simpler.errors", "simpler.devices", "simpler.env_settings",
      "simpler.usage", "simpler"),
     ("simpler.reporting",),
+    ("simpler.coverage",),
     ("simpler.runner",),
     ("recovery",),
     ("simpler.scheduler",),

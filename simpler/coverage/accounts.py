@@ -1,0 +1,110 @@
+"""Which processes were to write coverage, and what became of each one's data.
+
+Three kinds of ``coverage`` record say it, whoever wrote them:
+
+- ``run``: a ``simpler run`` measured with coverage (its root, where its data lies, the
+  options asked for);
+- ``process``: a pytest process that measured itself (its label, pid and data file), written
+  as it starts;
+- ``ended``: how a process the run started ended (the orchestrator for its children, the
+  xdist controller for a worker that crashed), ``why`` None when it ended by itself.
+
+A data file is claimed by the process whose pid its name carries; the files nobody claims
+were written by processes the tests started. A process with no file is lost; one that was
+killed or crashed but saved is partial.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ProcessAccount", "RunData", "account_processes", "runs_measured"]
+
+Record = dict[str, Any]
+_PID = re.compile(r"\.pid(\d+)\.X\w+x(\.H\w+h)?$")  # coverage.py names a saved file .H<hash>h
+
+
+@dataclass
+class RunData:
+    """One measured run as its report file tells it: where its data is and its checkout root."""
+
+    run_id: str
+    data_dir: Path
+    root: str
+    settings: Record
+    records: list[Record] = field(default_factory=list)
+
+    def data_files(self) -> list[Path]:
+        if not self.data_dir.is_dir():
+            return []
+        return sorted(p for p in self.data_dir.iterdir() if _PID.search(p.name))
+
+
+@dataclass
+class ProcessAccount:
+    label: str
+    pids: set[int] = field(default_factory=set)
+    files: list[Path] = field(default_factory=list)
+    why: str | None = None  # how it ended, when not by itself
+    unreadable: list[str] = field(default_factory=list)  # its files coverage.py could not read
+
+    @property
+    def lost(self) -> bool:
+        return not self.files
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.files) and (self.why is not None or bool(self.unreadable))
+
+
+def runs_measured(report: Path, records: Iterable[Record]) -> list[RunData]:
+    """The runs of ``report``'s records that were measured, each with its own records."""
+    runs: dict[str, RunData] = {}
+    for record in records:
+        if record.get("type") != "coverage":
+            continue
+        run_id = str(record.get("run") or "")
+        if record.get("event") == "run" and run_id not in runs:
+            runs[run_id] = RunData(
+                run_id,
+                report.parent / str(record.get("data_dir") or ""),
+                str(record.get("root") or ""),
+                record,
+            )
+        if run_id in runs:
+            runs[run_id].records.append(record)
+    return list(runs.values())
+
+
+def pid_of(path: Path) -> int | None:
+    found = _PID.search(path.name)
+    return int(found.group(1)) if found else None
+
+
+def account_processes(run: RunData) -> tuple[list[ProcessAccount], list[Path]]:
+    """Every process that was to write coverage, with its files; and the files no process of
+    the run claims (those of processes a test started)."""
+    accounts: dict[str, ProcessAccount] = {}
+    for record in run.records:
+        if record.get("event") not in ("process", "ended"):
+            continue
+        account = accounts.setdefault(
+            str(record.get("label")), ProcessAccount(str(record["label"]))
+        )
+        if isinstance(record.get("pid"), int):
+            account.pids.add(record["pid"])
+        if record.get("event") == "ended" and record.get("why"):
+            account.why = str(record["why"])
+    by_pid = {pid: account for account in accounts.values() for pid in account.pids}
+    unclaimed: list[Path] = []
+    for path in run.data_files():
+        owner = by_pid.get(pid_of(path) or -1)
+        if owner is None:
+            unclaimed.append(path)
+        else:
+            owner.files.append(path)
+    return list(accounts.values()), unclaimed

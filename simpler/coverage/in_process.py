@@ -1,0 +1,76 @@
+"""What a measured pytest process does: say who it is, name each test's lines, save as it goes.
+
+coverage.py was started by its ``.pth`` file before pytest (``process_env``). Here, as a
+pytest plugin of that process: a ``process`` record (label, pid, data file) when it starts,
+so the report knows whose data each file is; with ``--cov-context test``, each test's lines
+under the context ``nodeid|run`` (``nodeid|attempt N`` on a retry); and the data saved after
+every test, so a process killed or crashed later keeps what its finished tests ran.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from simpler.coverage.process_env import CONTEXT_ENV, LABEL_ENV, worker_label
+
+if TYPE_CHECKING:
+    from coverage import Coverage
+
+__all__ = ["ProcessCoverage"]
+
+
+class ProcessCoverage:
+    """The coverage of this process, seen from pytest."""
+
+    def __init__(self, cov: Coverage, label: str, *, attempt: int, contexts: bool) -> None:
+        self._cov = cov
+        self.label = label
+        self._attempt = attempt
+        self._contexts = contexts
+
+    @classmethod
+    def here(cls, *, worker: str | None, attempt: int) -> ProcessCoverage | None:
+        """This process's coverage when a measured run started it; None otherwise."""
+        label = os.environ.get(LABEL_ENV)
+        if not label:
+            return None
+        from coverage import Coverage
+
+        cov = Coverage.current()
+        if cov is None:
+            return None  # coverage.py's .pth did not start it (another Python, -S, -I)
+        if worker:
+            label = worker_label(label, worker)
+        return cls(cov, label, attempt=attempt, contexts=os.environ.get(CONTEXT_ENV) == "test")
+
+    def start_record(self) -> dict[str, Any]:
+        data = self._cov.get_data()
+        return {
+            "type": "coverage",
+            "event": "process",
+            "label": self.label,
+            "pid": os.getpid(),
+            "data_file": os.path.basename(data.data_filename()),
+        }
+
+    def context_of(self, nodeid: str) -> str:
+        return f"{nodeid}|run" if self._attempt <= 1 else f"{nodeid}|attempt {self._attempt}"
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
+        if self._contexts:
+            self._cov.switch_context(self.context_of(item.nodeid))
+        try:
+            return (yield)
+        finally:
+            if self._contexts:
+                self._cov.switch_context("")
+            self.save()
+
+    def save(self) -> None:
+        """Flush what was measured into this process's data file (it stays open and running)."""
+        self._cov.get_data()

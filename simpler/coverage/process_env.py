@@ -1,0 +1,94 @@
+"""coverage.py started in every process of a run, before anything else in it runs.
+
+coverage.py's wheel installs a ``.pth`` file that calls ``coverage.process_startup()`` in
+every Python process that has ``COVERAGE_PROCESS_CONFIG`` in its environment: the pytest
+processes simpler starts, the xdist workers they start, and the processes a test starts all
+inherit it, so each is measured from its first line (module-level code included) and writes
+a data file of its own (``parallel``: ``<label>.<host>.pid<N>.X<random>x``) under the run's
+folder. The config is the project's own (``.coveragerc``, ``[tool.coverage]`` or
+``--cov-config``: source, omit, branch, exclusions), with what the run must decide on top.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from simpler.coverage.options import CovOptions
+
+if TYPE_CHECKING:
+    from coverage.config import CoverageConfig
+
+__all__ = ["CONTEXT_ENV", "LABEL_ENV", "RunCoverage", "data_dir_of", "slug", "worker_label"]
+
+LABEL_ENV = "SIMPLER_COV_LABEL"  # the process's name in the run's coverage records
+CONTEXT_ENV = "SIMPLER_COV_CONTEXT"  # "test": switch contexts per test
+_SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def data_dir_of(report: Path, run_id: str) -> Path:
+    """Where a run's data files lie: ``coverage/<run>/`` beside its report file."""
+    return report.parent / "coverage" / slug(run_id, limit=120)
+
+
+def worker_label(label: str, worker: str) -> str:
+    """An xdist worker's name: the label of the pytest process that started it, and its id."""
+    return f"{label}, xdist worker {worker}"
+
+
+def slug(text: str, *, limit: int = 60) -> str:
+    """``text`` as a file name: safe characters only, long ones cut and told apart by a hash."""
+    safe = _SLUG.sub("_", text).strip("_.") or "process"
+    if len(safe) <= limit:
+        return safe
+    digest = hashlib.sha1(text.encode()).hexdigest()[:8]
+    return f"{safe[: limit - 9]}-{digest}"
+
+
+@dataclass
+class RunCoverage:
+    """The coverage of one run: its settings, where its data goes, the env of each process."""
+
+    options: CovOptions
+    data_dir: Path
+
+    def __post_init__(self) -> None:
+        self._base: CoverageConfig | None = None
+
+    def env(self, label: str) -> dict[str, str]:
+        """What a process named ``label`` needs in its environment to measure itself."""
+        config = self._config()
+        config.data_file = str((self.data_dir / slug(label)).resolve())
+        env = {"COVERAGE_PROCESS_CONFIG": config.serialize(), LABEL_ENV: label}
+        if self.options.context:
+            env[CONTEXT_ENV] = self.options.context
+        return env
+
+    def _config(self) -> CoverageConfig:
+        import copy
+
+        if self._base is None:
+            self._base = _run_config(self.options)
+        return copy.copy(self._base)
+
+
+def _run_config(options: CovOptions) -> CoverageConfig:
+    """The project's coverage config with the run's decisions on top."""
+    import coverage
+
+    config_file: str | bool = options.config or True
+    cov = coverage.Coverage(config_file=config_file, source=list(options.sources) or None)
+    config = cov.config
+    config.parallel = True  # one data file per process, named after it
+    # A process stopped with SIGTERM (a job timeout, a cancelled CI step) saves what it has;
+    # a process that ends with os._exit does too.
+    config.sigterm = True
+    config.patch = sorted({*config.patch, "_exit", "fork"})
+    if options.context:
+        # Only the C tracer keeps every context that reaches a line; sys.monitoring keeps
+        # the first (coveragepy #2150, #2200).
+        config.core = "ctrace"
+    return config

@@ -1,0 +1,57 @@
+"""A run's coverage as the orchestrator keeps it: each process it starts is measured, and how
+each ended is recorded, so the report can say whose data is missing or partial and why."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from simpler.coverage.process_env import RunCoverage
+from simpler.scheduler.jobs import JobResult
+from simpler.scheduler.process import signal_name
+
+if TYPE_CHECKING:
+    from simpler.orchestrator.context import RunContext
+
+__all__ = ["coverage_env", "process_ended", "result_ended", "run_record"]
+
+
+def coverage_env(ctx: RunContext, label: str) -> dict[str, str]:
+    """The env that makes the process ``label`` measure itself; none when the run is not."""
+    return ctx.coverage.env(label) if ctx.coverage is not None else {}
+
+
+def run_record(coverage: RunCoverage, report: Path) -> dict[str, object]:
+    """The fields of the run's ``coverage`` record: what it asked for, where its data lies, and
+    its root, so that a merge of several checkouts maps their paths onto one."""
+    return {
+        "event": "run",
+        "root": os.getcwd(),
+        "data_dir": os.path.relpath(coverage.data_dir, report.parent),
+        **coverage.options.to_record(),
+    }
+
+
+def process_ended(ctx: RunContext, label: str, pid: int, returncode: int) -> None:
+    """A measured process the run started in the foreground (an L2 pass) has ended."""
+    if ctx.coverage is not None:
+        _write_ended(ctx, label, pid, _why(signal_name(returncode), timed_out=False))
+
+
+def result_ended(ctx: RunContext, result: JobResult, label: str) -> None:
+    """A measured child of the scheduler (Resource, retry) named ``label`` has ended; one that
+    never started was to write nothing."""
+    if ctx.coverage is not None and result.pid is not None and not result.extra.get("not_run"):
+        _write_ended(ctx, label, result.pid, _why(result.signal, timed_out=result.timed_out))
+
+
+def _why(signal: str | None, *, timed_out: bool) -> str | None:
+    """Why a process's data may stop short: None when it ended by itself (pass or fail)."""
+    if timed_out:
+        return "killed at the job timeout"
+    return f"killed by {signal}" if signal else None
+
+
+def _write_ended(ctx: RunContext, label: str, pid: int, why: str | None) -> None:
+    ctx.write("coverage", event="ended", label=label, pid=pid, why=why)
