@@ -5,6 +5,9 @@ pytest plugin of that process: a ``process`` record (label, pid, data file) when
 so the report knows whose data each file is; with ``--cov-context test``, each test's lines
 under the context ``nodeid|run`` (``nodeid|attempt N`` on a retry); and the data saved after
 every test, so a process killed or crashed later keeps what its finished tests ran.
+
+``SIMPLER_COV_SAVE`` (``test``, the default; ``file``: when the next test is in another file;
+``exit``: only as the process ends) is there to measure what the saves cost (``nox -s bench``).
 """
 
 from __future__ import annotations
@@ -20,7 +23,10 @@ from simpler.coverage.process_env import CONTEXT_ENV, LABEL_ENV, worker_label
 if TYPE_CHECKING:
     from coverage import Coverage
 
-__all__ = ["ProcessCoverage"]
+__all__ = ["SAVE_ENV", "ProcessCoverage"]
+
+SAVE_ENV = "SIMPLER_COV_SAVE"
+SAVE_POINTS = ("test", "file", "exit")
 
 
 class ProcessCoverage:
@@ -31,6 +37,8 @@ class ProcessCoverage:
         self.label = label
         self._attempt = attempt
         self._contexts = contexts
+        chosen = os.environ.get(SAVE_ENV, "test")
+        self._save_at = chosen if chosen in SAVE_POINTS else "test"
 
     @classmethod
     def here(cls, *, worker: str | None, attempt: int) -> ProcessCoverage | None:
@@ -61,7 +69,9 @@ class ProcessCoverage:
         return f"{nodeid}|run" if self._attempt <= 1 else f"{nodeid}|attempt {self._attempt}"
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
+    def pytest_runtest_protocol(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Generator[None, object, object]:
         if self._contexts:
             self._cov.switch_context(self.context_of(item.nodeid))
         try:
@@ -69,7 +79,13 @@ class ProcessCoverage:
         finally:
             if self._contexts:
                 self._cov.switch_context("")
-            self.save()
+            if self._save_now(item, nextitem):
+                self.save()
+
+    def _save_now(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool:
+        if self._save_at == "file":
+            return nextitem is None or nextitem.path != item.path
+        return self._save_at == "test"
 
     def save(self) -> None:
         """Flush what was measured into this process's data file (it stays open and running)."""
