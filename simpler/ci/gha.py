@@ -176,11 +176,12 @@ def nothing_ran_annotation(summary: Summary) -> str | None:
     """A ``::warning`` when no test ran (all skipped, or none selected); else None."""
     if not summary.nothing_ran:
         return None
-    coverage = summary.coverage
-    if coverage.skip_reasons:
-        reason, count = coverage.skip_reasons[0]
+    completeness = summary.completeness
+    if completeness.skip_reasons:
+        reason, count = completeness.skip_reasons[0]
         message = (
-            f"{coverage.skipped} of {coverage.tested} test(s) skipped; most: {count} x {reason}"
+            f"{completeness.skipped} of {completeness.tested} test(s) skipped; "
+            f"most: {count} x {reason}"
         )
     else:
         message = "no test was selected: the report holds no test verdict"
@@ -213,13 +214,14 @@ def step_summary_markdown(summary: Summary, children: Iterable[JobResult | Recor
     lines += _failure_index(summary.failures)
     if summary.incomplete:
         lines += ["**Run is INCOMPLETE:** a phase started and never ended.", ""]
-    if summary.coverage.without_verdict:
-        count, why = len(summary.coverage.without_verdict), summary.coverage.without_verdict_why
+    completeness = summary.completeness
+    if completeness.without_verdict:
+        count, why = len(completeness.without_verdict), completeness.without_verdict_why
         lines += [f"**{count} planned test(s) without a verdict** ({_cell('; '.join(why))})", ""]
     if summary.nothing_ran:
         lines += ["**Nothing ran:** no test passed or failed.", ""]
-    if summary.show_skip_reasons and summary.coverage.skip_reasons:
-        lines += [_FENCE, *skip_groups(summary.coverage), _FENCE[:3], ""]
+    if summary.show_skip_reasons and summary.completeness.skip_reasons:
+        lines += [_FENCE, *skip_groups(summary.completeness), _FENCE[:3], ""]
     lines += _failures_table(summary.failures)
     lines += _verdict_list(
         "Recovered",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from simpler.contract import strip_ansi
-from simpler.reporting.coverage import Coverage
+from simpler.reporting.completeness import Completeness
 from simpler.reporting.verdicts import Failure
 
 __all__ = [
@@ -34,7 +34,7 @@ _WHY_CHARS = 120  # an index line's reason: the exception's first line, not its 
 
 def last_screen(
     failures: Sequence[Failure],
-    coverage: Coverage,
+    completeness: Completeness,
     *,
     show_skips: bool,
     verdict_line: str,
@@ -44,21 +44,21 @@ def last_screen(
 
     ``code_coverage``: the coverage lines (capped by their maker), right above the index."""
     index = _index(failures)
-    header = 1 if coverage.without_verdict else 0  # the without-verdict line is always shown
+    header = 1 if completeness.without_verdict else 0  # the without-verdict line is always shown
     room = LAST_SCREEN - len(index) - 1 - header - len(code_coverage)
-    skips = skip_groups(coverage, room) if show_skips else []
-    missing = _without_verdict(coverage, room - len(skips) + header)
+    skips = skip_groups(completeness, room) if show_skips else []
+    missing = _without_verdict(completeness, room - len(skips) + header)
     return [*skips, *missing, *code_coverage, *index, verdict_line]
 
 
-def skip_groups(coverage: Coverage, room: int = SKIP_GROUP_CAP + 2) -> list[str]:
+def skip_groups(completeness: Completeness, room: int = SKIP_GROUP_CAP + 2) -> list[str]:
     """``Skipped: 9 of 9 test(s), by reason:`` then one ``  count  reason`` line per reason,
     most common first; at most ``room`` lines (never fewer than the first reason)."""
-    groups = coverage.skip_reasons
+    groups = completeness.skip_reasons
     if not groups:
         return []
     shown = _fit(len(groups), SKIP_GROUP_CAP, room - 1)
-    lines = [f"Skipped: {coverage.skipped} of {coverage.tested} test(s), by reason:"]
+    lines = [f"Skipped: {completeness.skipped} of {completeness.tested} test(s), by reason:"]
     lines += [f"  {count:>4}  {_clip(reason)}" for reason, count in groups[: max(shown, 1)]]
     rest = groups[max(shown, 1) :]
     if rest:
@@ -67,13 +67,13 @@ def skip_groups(coverage: Coverage, room: int = SKIP_GROUP_CAP + 2) -> list[str]
     return lines
 
 
-def _without_verdict(coverage: Coverage, room: int) -> list[str]:
+def _without_verdict(completeness: Completeness, room: int) -> list[str]:
     """The planned tests that got no verdict: one line that counts them and says why, then
     their node ids in what room is left."""
-    missing = coverage.without_verdict
+    missing = completeness.without_verdict
     if not missing:
         return []
-    why = "; ".join(coverage.without_verdict_why)
+    why = "; ".join(completeness.without_verdict_why)
     lines = [f"*** {len(missing)} planned test(s) without a verdict ({why}) ***"]
     named = _fit(len(missing), NAMES_CAP, room - 1)
     lines += [f"  {nodeid}" for nodeid in missing[:named]]

@@ -10,7 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simpler.contract import EXIT_FAILED, EXIT_NO_TESTS, EXIT_OK, OUTCOME_ORDER, strip_ansi
-from simpler.reporting.coverage import Coverage, Emptiness, early_stop_lines, measure_coverage
+from simpler.reporting.completeness import (
+    Completeness,
+    Emptiness,
+    early_stop_lines,
+    measure_completeness,
+)
 from simpler.reporting.last_screen import last_screen
 from simpler.reporting.quarantine_block import (
     QuarantineLine,
@@ -63,7 +68,7 @@ class Summary:
     recovered: list[Verdict] = field(default_factory=list)
     flaky: list[Verdict] = field(default_factory=list)
     malformed: int = 0
-    coverage: Coverage = field(default_factory=Coverage)
+    completeness: Completeness = field(default_factory=Completeness)
     ruling: Ruling | None = None
     quarantined: list[Failure] = field(default_factory=list)  # failures that do not gate
     quarantine_lines: list[QuarantineLine] = field(default_factory=list)  # the block's tests
@@ -73,11 +78,11 @@ class Summary:
     @property
     def nothing_ran(self) -> bool:
         """No test ran, though tests were meant to: all skipped, or none selected."""
-        return self.coverage.emptiness in (Emptiness.ALL_SKIPPED, Emptiness.NOTHING_SELECTED)
+        return self.completeness.emptiness in (Emptiness.ALL_SKIPPED, Emptiness.NOTHING_SELECTED)
 
     @property
     def show_skip_reasons(self) -> bool:
-        return self.nothing_ran or self.coverage.most_device_tests_skipped
+        return self.nothing_ran or self.completeness.most_device_tests_skipped
 
 
 def summarize(
@@ -106,7 +111,7 @@ def summarize(
         recovered=analysis.with_outcome("recovered"),
         flaky=analysis.with_outcome("flaky"),
         malformed=malformed,
-        coverage=measure_coverage(records, analysis.verdicts, analysis.phases, red=red),
+        completeness=measure_completeness(records, analysis.verdicts, analysis.phases, red=red),
         ruling=ruling,
         quarantined=analysis.quarantined,
         code_coverage=code_coverage or [],
@@ -124,14 +129,14 @@ def summarize(
 def _exit_code(summary: Summary, fail_on_flaky: bool, fail_if_nothing_ran: bool) -> int:
     if summary.ruling is not None:
         return summary.ruling.code  # the run's own: the verdict line never disagrees with it
-    red = summary.failures or summary.incomplete or summary.coverage.without_verdict
+    red = summary.failures or summary.incomplete or summary.completeness.without_verdict
     if red or (fail_on_flaky and any(not v.quarantined for v in summary.flaky)):
         return EXIT_FAILED
     if summary.nothing_ran and fail_if_nothing_ran:
         return EXIT_FAILED
     if summary.coverage_gate is not None:
         return EXIT_FAILED
-    if summary.coverage.emptiness == Emptiness.NOTHING_SELECTED:
+    if summary.completeness.emptiness == Emptiness.NOTHING_SELECTED:
         return EXIT_NO_TESTS  # pytest's "no tests collected", never green
     return EXIT_OK
 
@@ -158,7 +163,7 @@ def _render(
             "what finished is listed below ***"
         )
     lines += early_stops
-    if summary.coverage.emptiness == Emptiness.NOTHING_SELECTED:
+    if summary.completeness.emptiness == Emptiness.NOTHING_SELECTED:
         lines.append("*** nothing ran: the report holds no test verdict ***")
     # Only the children that are still failures: one that recovered on retry is not news.
     block = render_resource_failures(
@@ -171,7 +176,7 @@ def _render(
     lines += quarantine_block(summary.quarantine_lines)
     lines += last_screen(
         summary.failures,
-        summary.coverage,
+        summary.completeness,
         show_skips=summary.show_skip_reasons,
         verdict_line=_verdict_line(summary, reasons),
         code_coverage=summary.code_coverage,
@@ -331,13 +336,13 @@ def _verdict_line(summary: Summary, reasons: list[str]) -> str:
 
 
 def _verdict_counts(summary: Summary) -> str:
-    coverage = summary.coverage
-    if coverage.emptiness == Emptiness.ALL_SKIPPED:
-        return f"nothing ran: {coverage.skipped} of {coverage.tested} skipped"
-    if coverage.emptiness == Emptiness.NOTHING_SELECTED:
+    completeness = summary.completeness
+    if completeness.emptiness == Emptiness.ALL_SKIPPED:
+        return f"nothing ran: {completeness.skipped} of {completeness.tested} skipped"
+    if completeness.emptiness == Emptiness.NOTHING_SELECTED:
         return "nothing ran: no test selected"
-    if coverage.emptiness == Emptiness.NOTHING_TO_RUN:
-        idle = coverage.idle_phases or tuple(p.name for p in summary.phases)
+    if completeness.emptiness == Emptiness.NOTHING_TO_RUN:
+        idle = completeness.idle_phases or tuple(p.name for p in summary.phases)
         return "nothing to run" + (f" in phase(s) {', '.join(idle)}" if idle else "")
     outcomes = [v.outcome for v in summary.verdicts.values()]
     # An error (setup or teardown) is counted apart from a failure, as pytest counts it.
@@ -357,8 +362,8 @@ def _verdict_counts(summary: Summary) -> str:
     parts += [
         f"{outcomes.count(o)} {o}" for o in ("skipped", "xfailed", "xpassed") if o in outcomes
     ]
-    if coverage.without_verdict:
-        parts.append(f"{len(coverage.without_verdict)} without a verdict")
+    if completeness.without_verdict:
+        parts.append(f"{len(completeness.without_verdict)} without a verdict")
     return ", ".join(parts)
 
 

@@ -148,7 +148,7 @@ def test_planned_tests_without_a_verdict_are_counted_named_and_never_green() -> 
     ]
     summary = summarize(records)
     assert summary.exit_code == 1
-    assert summary.coverage.without_verdict == planned[1:]
+    assert summary.completeness.without_verdict == planned[1:]
     screen = last_screen(summary)
     assert "*** 3 planned test(s) without a verdict (l2: interrupted by SIGINT) ***" in screen
     assert all(f"  {nodeid}" in screen for nodeid in planned[1:])
@@ -160,7 +160,7 @@ def test_a_resource_test_whose_child_crashed_has_its_verdict_in_the_child() -> N
     nodeid = "tests/st/test_m.py::test_two"
     records = planned_span("resource", [nodeid], child(nodeid=nodeid, returncode=-11))
     summary = summarize(records)
-    assert summary.coverage.without_verdict == []
+    assert summary.completeness.without_verdict == []
     assert "without a verdict" not in summary.text
 
 

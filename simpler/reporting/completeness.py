@@ -22,7 +22,7 @@ from simpler.contract import strip_ansi
 from simpler.reporting.report_file import Record
 from simpler.reporting.verdicts import PhaseAccount, Verdict
 
-__all__ = ["Coverage", "Emptiness", "early_stop_lines", "measure_coverage"]
+__all__ = ["Completeness", "Emptiness", "early_stop_lines", "measure_completeness"]
 
 # Phases that select tests from the suite (the retry phase only re-runs what they left).
 SELECTING_PHASES = ("l2", "resource")
@@ -38,7 +38,7 @@ class Emptiness:
 
 
 @dataclass(frozen=True)
-class Coverage:
+class Completeness:
     without_verdict: list[str] = field(default_factory=list)  # planned, never reported
     without_verdict_why: list[str] = field(default_factory=list)  # "l2: interrupted by SIGINT"
     tested: int = 0  # tests with a verdict
@@ -54,13 +54,13 @@ class Coverage:
         return self.device_skipped * 2 > self.device_tests > 0
 
 
-def measure_coverage(
+def measure_completeness(
     records: Sequence[Record],
     verdicts: dict[str, Verdict],
     phases: Sequence[PhaseAccount],
     *,
     red: bool,
-) -> Coverage:
+) -> Completeness:
     """``red``: the run has an unrecovered failure already (then it did not "run nothing")."""
     plans = _plans(records)
     planned = {nodeid: phase for phase, plan in plans.items() for nodeid in plan.planned}
@@ -75,7 +75,7 @@ def measure_coverage(
     emptiness = Emptiness.NONE
     if not red and not missing:
         emptiness = _emptiness(verdicts, skipped, plans, phases)
-    return Coverage(
+    return Completeness(
         without_verdict=missing,
         without_verdict_why=_why_missing(missing, planned, phases, records),
         tested=len(verdicts),
