@@ -22,7 +22,7 @@ from simpler.contract import strip_ansi
 from simpler.reporting.report_file import Record
 from simpler.reporting.verdicts import PhaseAccount, Verdict
 
-__all__ = ["Completeness", "Emptiness", "early_stop_lines", "measure_completeness"]
+__all__ = ["Completeness", "Emptiness", "completeness_of", "early_stops"]
 
 # Phases that select tests from the suite (the retry phase only re-runs what they left).
 SELECTING_PHASES = ("l2", "resource")
@@ -54,7 +54,7 @@ class Completeness:
         return self.device_skipped * 2 > self.device_tests > 0
 
 
-def measure_completeness(
+def completeness_of(
     records: Sequence[Record],
     verdicts: dict[str, Verdict],
     phases: Sequence[PhaseAccount],
@@ -88,7 +88,7 @@ def measure_completeness(
     )
 
 
-def early_stop_lines(records: Iterable[Record]) -> list[str]:
+def early_stops(records: Iterable[Record]) -> list[str]:
     """``-x``/``--maxfail`` stopped a pytest session: the tests it never ran have no verdict."""
     lines = []
     for record in records:

@@ -10,12 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simpler.contract import EXIT_FAILED, EXIT_NO_TESTS, EXIT_OK, OUTCOME_ORDER, strip_ansi
-from simpler.reporting.completeness import (
-    Completeness,
-    Emptiness,
-    early_stop_lines,
-    measure_completeness,
-)
+from simpler.reporting.completeness import Completeness, Emptiness, completeness_of, early_stops
 from simpler.reporting.last_screen import last_screen
 from simpler.reporting.quarantine_block import (
     QuarantineLine,
@@ -111,7 +106,7 @@ def summarize(
         recovered=analysis.with_outcome("recovered"),
         flaky=analysis.with_outcome("flaky"),
         malformed=malformed,
-        completeness=measure_completeness(records, analysis.verdicts, analysis.phases, red=red),
+        completeness=completeness_of(records, analysis.verdicts, analysis.phases, red=red),
         ruling=ruling,
         quarantined=analysis.quarantined,
         code_coverage=code_coverage or [],
@@ -122,7 +117,7 @@ def summarize(
     summary.quarantine_lines = quarantine_lines(
         summary.verdicts, summary.quarantined, summary.failures, test_quarantine
     )
-    summary.text = _render(summary, analysis, tail_lines, early_stop_lines(records), reasons)
+    summary.text = _render(summary, analysis, tail_lines, early_stops(records), reasons)
     return summary
 
 
@@ -132,9 +127,7 @@ def _exit_code(summary: Summary, fail_on_flaky: bool, fail_if_nothing_ran: bool)
     red = summary.failures or summary.incomplete or summary.completeness.without_verdict
     if red or (fail_on_flaky and any(not v.quarantined for v in summary.flaky)):
         return EXIT_FAILED
-    if summary.nothing_ran and fail_if_nothing_ran:
-        return EXIT_FAILED
-    if summary.coverage_gate is not None:
+    if (summary.nothing_ran and fail_if_nothing_ran) or summary.coverage_gate is not None:
         return EXIT_FAILED
     if summary.completeness.emptiness == Emptiness.NOTHING_SELECTED:
         return EXIT_NO_TESTS  # pytest's "no tests collected", never green
