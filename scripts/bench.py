@@ -576,6 +576,10 @@ BENCHMARKS: dict[str, Callable[[int], list[Figure]]] = {
     # The scene suite as three planned jobs: earlier runs, then each job, each a few times.
     "fleet": lambda repeats: _figures("bench_fleet", "fleet_figures", min(repeats, 3)),
     "no_device_l2": no_device_l2,
+    # `simpler run --cov`: the scene suite in 4 variants a round (at most 5 rounds), and the
+    # report's combine of 200 processes' data files against `coverage combine`.
+    "coverage_run": lambda repeats: _figures("bench_coverage", "run_figures", min(repeats, 5)),
+    "coverage_combine": lambda repeats: _figures("bench_coverage", "combine_figures", repeats),
 }
 
 

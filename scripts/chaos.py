@@ -10,6 +10,7 @@ table and the totals, renders a timeline of the runs, and exits 1 on any miss.
     nox -s chaos -- --repeat 1 --only hang --platform a5sim
     nox -s chaos -- --only history    # the history database's cells only (chaos_history.py)
     nox -s chaos -- --only fleet      # a planned matrix's cells only (chaos_fleet.py)
+    nox -s chaos -- --only coverage   # simpler run --cov's cells only (chaos_coverage.py)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from chaos_coverage import coverage_cells
 from chaos_fleet import fleet_cells
 from chaos_history import history_cells
 from chaos_processes import no_leftovers, signal_mid_resource_phase
@@ -359,6 +361,7 @@ def main() -> int:
         concurrency_ok, concurrency = concurrent_appends(workdir)
         history = history_cells(workdir) if not args.only or "history" in args.only else []
         history += fleet_cells(workdir) if not args.only or "fleet" in args.only else []
+        history += coverage_cells(workdir) if not args.only or "coverage" in args.only else []
         print_table(outcomes, CHECKS)
         print(
             f"report file, 16 writers x 2,000 appends: {concurrency}"

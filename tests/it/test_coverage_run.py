@@ -21,7 +21,7 @@ import pytest
 
 pytest.importorskip("coverage")
 
-LIBRARY = '''\
+LIBRARY = """\
 def pooled_a():
     return "a"
 
@@ -48,7 +48,7 @@ def started_by_a_test():
 
 def never_called():
     return "never"
-'''
+"""
 
 TESTS = {
     "test_pooled.py": """
@@ -168,7 +168,8 @@ def _union(parts: list[dict[str, set[int]]]) -> dict[str, set[int]]:
 def test_a_run_is_one_coverage_the_union_of_what_each_process_ran(project: Path) -> None:
     report = project / ".simpler" / "report.jsonl"
     done = _simpler(project, "run", "--platform", "a5sim", "--device", "0-1", "--report",
-                    str(report), "--", "tests", "--cov=covlib", "--cov-report=xml:cov.xml")  # fmt: skip
+                    str(report), "--", "tests", "--cov=covlib",
+                    "--cov-report=xml:cov.xml")  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     last = done.stdout.rstrip("\n").splitlines()
     assert last[-1].startswith("simpler: 5 passed"), last[-3:]
@@ -190,9 +191,11 @@ def test_a_run_is_one_coverage_the_union_of_what_each_process_ran(project: Path)
 
 def test_a_retry_after_a_hang_is_in_the_coverage_with_its_attempt(project: Path) -> None:
     report = project / ".simpler" / "report.jsonl"
+    # The hang poisons its worker and its reset fails: test_b waits for a fresh process.
+    faults = "hang@test_pooled.py::test_a#1,force_reset_fail"
     done = _simpler(project, "run", "--platform", "a5sim", "--device", "0-1", "--report",
                     str(report), "--cov=covlib", "--cov-context", "test", "--cov-report=",
-                    "--", "tests", "--simpler-sim-fault", "hang@test_pooled.py::test_a#1,force_reset_fail")  # fmt: skip
+                    "--", "tests", "--simpler-sim-fault", faults)  # fmt: skip
     assert "1 flaky" in done.stdout and "1 recovered" in done.stdout, done.stdout[-3000:]
     from coverage import CoverageData
 
@@ -207,7 +210,8 @@ def test_a_retry_after_a_hang_is_in_the_coverage_with_its_attempt(project: Path)
 
 
 def test_a_child_killed_at_the_job_timeout_is_named(project: Path) -> None:
-    (project / "tests" / "test_resource.py").write_text(textwrap.dedent("""
+    (project / "tests" / "test_resource.py").write_text(
+        textwrap.dedent("""
         import threading
 
         import pytest
@@ -218,7 +222,8 @@ def test_a_child_killed_at_the_job_timeout_is_named(project: Path) -> None:
         def test_blocks():
             ops.resource()
             threading.Event().wait()  # never set: the job timeout ends it
-        """))
+        """)
+    )
     report = project / ".simpler" / "report.jsonl"
     done = _simpler(project, "run", "--platform", "a5sim", "--device", "0-1", "--report",
                     str(report), "--job-timeout", "20", "--cov=covlib", "--", "tests")  # fmt: skip
@@ -244,8 +249,8 @@ def test_three_planned_jobs_in_three_checkouts_merge_to_one_runs_coverage(
     for job in jobs:
         checkout = tmp_path / f"checkout-{job}"
         shutil.copytree(project, checkout, ignore=shutil.ignore_patterns(".simpler", "*.xml"))
-        done = _simpler(checkout, "run", "--platform", "a5sim", "--device", "0-1",
-                        "--plan", str(plan), "--job", job, "--cov=covlib", "--", "tests")  # fmt: skip
+        done = _simpler(checkout, "run", "--platform", "a5sim", "--device", "0-1", "--plan",
+                        str(plan), "--job", job, "--cov=covlib", "--", "tests")  # fmt: skip
         assert done.returncode == 0, done.stdout[-2000:]
         # The CI summary job downloads each job's report folder somewhere of its own.
         downloaded = tmp_path / "artifacts" / job
