@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from simpler.coverage.accounts import ProcessAccount
 from simpler.coverage.combine import Combined
 from simpler.coverage.options import CovOptions, Report
 
@@ -56,7 +57,7 @@ class CoverageResult:
         named: list[str] = []
         if combined is not None:
             for account in combined.lost:
-                named.append(f"coverage lost: {account.label} ({account.why or 'wrote no data'})")
+                named.append(f"coverage lost: {account.label} ({_why_lost(account)})")
             for account in combined.partial:
                 why = "; ".join([*([account.why] if account.why else []), *account.unreadable])
                 named.append(f"coverage partial: {account.label} ({why}; what it saved is in)")
@@ -73,7 +74,7 @@ class CoverageResult:
         combined = self.combined
         if combined is None:
             return []
-        return [f"  {a.label}: {a.why or 'wrote no data'}" for a in combined.lost] + [
+        return [f"  {a.label}: {_why_lost(a)}" for a in combined.lost] + [
             f"  {a.label}: {a.why or ''} {'; '.join(a.unreadable)}".rstrip()
             for a in combined.partial
         ]
@@ -94,6 +95,12 @@ class CoverageResult:
         )
         more = f", {', '.join(damaged)}" if damaged else ""
         return f"Coverage: {self.percent_text}{of}, {processes} processes combined{more} ({gate})"
+
+
+def _why_lost(account: ProcessAccount) -> str:
+    if account.unreadable:
+        return f"data file unreadable: {'; '.join(account.unreadable)}"
+    return account.why or "wrote no data"
 
 
 def write_reports(combined: Combined, options: CovOptions) -> CoverageResult:
