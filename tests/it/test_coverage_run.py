@@ -112,8 +112,8 @@ def _env(**more: str) -> dict[str, str]:
     return {**env, "PYTHONPATH": "", **more}
 
 
-def _simpler(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "simpler", *args], cwd=root, env=_env(),
+def _simpler(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "simpler", *args], cwd=root, env=_env(**env),
                           capture_output=True, text=True, timeout=600)  # fmt: skip
 
 
@@ -264,10 +264,52 @@ def test_three_planned_jobs_in_three_checkouts_merge_to_one_runs_coverage(
     assert _covered(project / "merged.xml") == _covered(project / "whole.xml")
 
 
-def test_coverage_below_the_gate_makes_a_green_run_red_and_says_why(project: Path) -> None:
+def test_coverage_below_the_gate_makes_a_green_run_red_and_says_why(
+    project: Path, tmp_path: Path
+) -> None:
+    step_summary = tmp_path / "step_summary.md"
     done = _simpler(project, "run", "--platform", "a5sim", "--device", "0-1", "--cov=covlib",
-                    "--cov-fail-under", "99", "--", "tests")  # fmt: skip
-    last = done.stdout.rstrip("\n").splitlines()
+                    "--cov-fail-under", "99", "--", "tests", GITHUB_ACTIONS="true",
+                    GITHUB_STEP_SUMMARY=str(step_summary))  # fmt: skip
+    # Under GitHub Actions the summary is fenced with ::stop-commands::: the fence ends last.
+    last = [line for line in done.stdout.splitlines() if not line.startswith("::")]
     assert done.returncode == 1
     assert last[-2].startswith("Coverage: 92.9%") and last[-2].endswith("(gate 99%)")
     assert last[-1].endswith("-> exit 1 (coverage 92.9% < 99%)"), last[-1]
+    assert "Coverage: 92.9% of 14 lines in 2 files" in step_summary.read_text()
+
+
+def test_the_projects_own_coverage_config_is_honoured(project: Path) -> None:
+    (project / "covlib" / "skipped.py").write_text("def f():\n    return 1\n")
+    (project / ".coveragerc").write_text(
+        "[run]\nbranch = True\nomit = */skipped.py\n"
+        "[report]\nexclude_lines =\n    def never_called\n"
+    )
+    done = _simpler(project, "run", "--platform", "a5sim", "--device", "0-1", "--cov=covlib",
+                    "--cov-report=xml:cov.xml", "--", "tests")  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "Coverage: 100.0% of 12 lines in 2 files" in done.stdout
+    root = ET.parse(project / "cov.xml").getroot()
+    assert root.get("branch-rate") is not None and root.get("branches-valid") is not None
+    assert "covlib/skipped.py" not in _covered(project / "cov.xml")
+
+
+def test_the_scene_suite_under_cov_ends_with_one_coverage_line_of_every_process(
+    tmp_path: Path,
+) -> None:
+    root = Path(__file__).resolve().parents[2]
+    config = tmp_path / "coveragerc"  # the combined data goes here, not into the checkout
+    config.write_text(f"[run]\ndata_file = {tmp_path / '.coverage'}\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "simpler", "run", "--platform", "a5sim", "--device", "0-1",
+         "--report", str(tmp_path / "report.jsonl"), "--cov=simpler", "--cov-report=",
+         "--cov-config", str(config), "--", "tests/st"],
+        cwd=root, env=_env(), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    last = done.stdout.rstrip("\n").splitlines()
+    assert sum(line.startswith("Coverage: ") for line in last) == 1
+    assert last[-2].startswith("Coverage: ") and "coverage lost" not in done.stdout
+    # The L2 pass, its two xdist workers, the plain pass and three Resource children at least.
+    assert int(last[-2].split(" processes combined")[0].rsplit(" ", 1)[-1]) >= 6
+    assert (tmp_path / ".coverage").is_file()
