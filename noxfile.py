@@ -155,6 +155,18 @@ def _nothing_ran_args() -> list[str]:
     return ["--fail-if-nothing-ran"] if os.environ.get("SIMPLER_FAIL_IF_NOTHING_RAN") == "1" else []
 
 
+def _cov_args() -> list[str]:
+    # A CI job measures the scene suite with SIMPLER_COV=simpler (the --cov source): every
+    # process the run starts writes its data beside the report, for the summary job to merge.
+    # SIMPLER_COV_REPORT=xml,html picks the reports (default term; empty: none).
+    source = os.environ.get("SIMPLER_COV")
+    if not source:
+        return []
+    kinds = os.environ.get("SIMPLER_COV_REPORT")
+    reports = [] if kinds is None else [f"--cov-report={k.strip()}" for k in kinds.split(",")]
+    return [f"--cov={source}", *reports]
+
+
 def _scene_suite(
     session: nox.Session,
     platform: str,
@@ -173,6 +185,7 @@ def _scene_suite(
         phases,
         *_shard_args(),
         *_nothing_ran_args(),
+        *_cov_args(),
         "--",
         "tests/st",
         *session.posargs,

@@ -50,7 +50,7 @@ class ProcessCoverage:
 
         cov = Coverage.current()
         if cov is None:
-            return None  # coverage.py's .pth did not start it (another Python, -S, -I)
+            return None  # coverage.py's .pth did not start it (another Python, python -S)
         if worker:
             label = worker_label(label, worker)
         return cls(cov, label, attempt=attempt, contexts=os.environ.get(CONTEXT_ENV) == "test")

@@ -4,8 +4,8 @@ that no child ever sees them (each would write a ``.coverage`` over the others')
 
 pytest-cov's meanings are kept: ``--cov`` without a value measures what the coverage config
 says (everything, without one); ``--cov X`` takes the next argument as a source unless it is
-an option; ``--cov-report`` may be given several times, ``KIND[:PATH]``; ``--no-cov`` turns
-it all off.
+an option; ``--cov-report`` may be given several times, ``KIND[:PATH]``; ``--cov-branch``
+measures branches; ``--no-cov`` turns it all off.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ class CovOptions:
     context: str | None = None  # "test": each line's contexts name the tests that ran it
     fail_under: float | None = None  # the gate; None: the figure is advisory
     config: str | None = None  # --cov-config; None: coverage.py's own search (.coveragerc, ...)
+    branch: bool = False  # --cov-branch: measure branches whatever the config says
 
     def to_record(self) -> dict[str, object]:
         return {
@@ -67,6 +68,7 @@ class CovOptions:
             "context": self.context,
             "fail_under": self.fail_under,
             "config": self.config,
+            "branch": self.branch,
         }
 
     @classmethod
@@ -82,6 +84,7 @@ class CovOptions:
             context=record.get("context") if isinstance(record.get("context"), str) else None,  # type: ignore[arg-type]
             fail_under=_number(record.get("fail_under")),
             config=record.get("config") if isinstance(record.get("config"), str) else None,  # type: ignore[arg-type]
+            branch=record.get("branch") is True,
         )
 
 
@@ -105,6 +108,7 @@ def add_cov_arguments(parser: argparse.ArgumentParser, *, run: bool) -> None:
             "--cov-context", choices=CONTEXTS, help="name the test on each line it ran"
         )
         parser.add_argument("--cov-config", metavar="F", help="coverage.py's config file")
+        parser.add_argument("--cov-branch", action="store_true", help="measure branches too")
         parser.add_argument("--no-cov", action="store_true", help="no coverage, whatever is asked")
     parser.add_argument(
         "--cov-report",
@@ -130,7 +134,7 @@ def split_cov_args(pytest_args: list[str]) -> tuple[list[str], list[str]]:
         if arg == "--":
             rest += pytest_args[i:]  # what follows a bare -- is a selection, never an option
             break
-        if name == "--no-cov":
+        if name in ("--no-cov", "--cov-branch"):
             taken.append(arg)
         elif name == "--cov":
             value_follows = "=" not in arg and i + 1 < len(pytest_args)
@@ -173,6 +177,7 @@ def cov_options(args: argparse.Namespace, prog: str) -> CovOptions:
         context=args.cov_context,
         fail_under=fail_under,
         config=config,
+        branch=args.cov_branch,
     )
 
 

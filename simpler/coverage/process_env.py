@@ -83,6 +83,7 @@ def _run_config(options: CovOptions) -> CoverageConfig:
     cov = coverage.Coverage(config_file=config_file, source=list(options.sources) or None)
     config = cov.config
     config.parallel = True  # one data file per process, named after it
+    config.branch = config.branch or options.branch
     # A process stopped with SIGTERM (a job timeout, a cancelled CI step) saves what it has;
     # a process that ends with os._exit does too.
     config.sigterm = True

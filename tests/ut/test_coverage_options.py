@@ -39,6 +39,11 @@ def test_a_bare_cov_takes_the_next_argument_as_its_source_as_pytest_cov_does() -
     assert split_cov_args(["tests", "--cov"]) == (["tests"], ["--cov"])
 
 
+def test_cov_branch_is_taken_without_a_value() -> None:
+    assert split_cov_args(["--cov-branch", "tests"]) == (["tests"], ["--cov-branch"])
+    assert cov_options(_run_args("--cov", "--cov-branch"), "simpler run").branch
+
+
 def test_what_follows_a_bare_double_dash_is_never_taken() -> None:
     assert split_cov_args(["--", "--cov=x"]) == (["--", "--cov=x"], [])
 
@@ -114,7 +119,7 @@ def test_an_old_coverage_py_is_refused_with_the_floor(monkeypatch: pytest.Monkey
 
 def test_the_settings_survive_the_report_record() -> None:
     got = cov_options(
-        _run_args("--cov=a", "--cov-report=xml:c.xml", "--cov-context=test", "--cov-fail-under=75"),
+        _run_args("--cov=a", "--cov-report=xml:c.xml", "--cov-context=test", "--cov-branch"),
         "simpler run",
     )
     assert options.CovOptions.from_record(got.to_record()) == got
