@@ -51,14 +51,17 @@ class ProcessAccount:
     files: list[Path] = field(default_factory=list)
     why: str | None = None  # how it ended, when not by itself
     unreadable: list[str] = field(default_factory=list)  # its files coverage.py could not read
+    # Its files hold no measured line: a process that starts writes its (empty) file at once,
+    # so one killed before it saved anything still has a file.
+    nothing_saved: bool = False
 
     @property
     def lost(self) -> bool:
-        return not self.files
+        return not self.files or (self.why is not None and self.nothing_saved)
 
     @property
     def partial(self) -> bool:
-        return bool(self.files) and (self.why is not None or bool(self.unreadable))
+        return not self.lost and (self.why is not None or bool(self.unreadable))
 
 
 def runs_measured(report: Path, records: Iterable[Record]) -> list[RunData]:

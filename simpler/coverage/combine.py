@@ -13,8 +13,12 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from simpler.coverage.accounts import ProcessAccount, RunData, account_processes
+
+if TYPE_CHECKING:
+    from coverage import CoverageData
 
 __all__ = ["Combined", "combine_runs"]
 
@@ -50,8 +54,10 @@ def combine_runs(runs: list[RunData], out: Path, root: str | None = None) -> Com
         accounts, unclaimed = account_processes(run)
         mapper = _root_mapper(run.root, here)
         owners = {path: account for account in accounts for path in account.files}
+        for account in accounts:
+            account.nothing_saved = True
         for path in [*owners, *unclaimed]:
-            problem = _merge(target, path, mapper)
+            problem = _merge(target, path, mapper, owners.get(path))
             if problem is None:
                 combined.files_combined += 1
                 combined.from_tests += path in unclaimed
@@ -66,20 +72,29 @@ def combine_runs(runs: list[RunData], out: Path, root: str | None = None) -> Com
     return combined
 
 
-def _merge(target: object, path: Path, mapper: Callable[[str], str]) -> str | None:
-    """Add one data file to ``target``; why it could not be read, or None."""
+def _merge(
+    target: CoverageData, path: Path, mapper: Callable[[str], str], owner: ProcessAccount | None
+) -> str | None:
+    """Add one data file to ``target``; why it could not be read, or None. A stopped process's
+    file is looked into: one that holds no line saved nothing its tests ran."""
     from coverage import CoverageData
     from coverage.exceptions import CoverageException
 
     source = CoverageData(basename=str(path))
     try:
         source.read()
-        target.update(source, map_path=mapper)  # type: ignore[attr-defined]
+        target.update(source, map_path=mapper)
+        if owner is not None and owner.why is not None and _holds_lines(source):
+            owner.nothing_saved = False
     except (CoverageException, OSError, ValueError) as error:
         return _first_line(str(error)) or type(error).__name__
     finally:
         source.close()
     return None
+
+
+def _holds_lines(data: CoverageData) -> bool:
+    return any(data.lines(name) or data.arcs(name) for name in data.measured_files())
 
 
 def _root_mapper(recorded: str, here: str) -> Callable[[str], str]:

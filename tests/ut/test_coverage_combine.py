@@ -115,3 +115,18 @@ def test_many_lost_processes_are_capped_on_the_last_screen(tmp_path: Path) -> No
     lines = CoverageResult(None, combined=combined).lines()
     assert len(lines) == 6 and lines[4] == "coverage: +5 more above"
     assert lines[-1].startswith("Coverage: no data, 0 processes combined, 9 lost")
+
+
+def test_a_killed_process_whose_file_holds_no_line_is_lost_not_partial(tmp_path: Path) -> None:
+    folder = tmp_path / "coverage" / "r"
+    _data_file(folder, "Resource", 7, {"/src/lib.py": []})  # written at start, never saved
+    _data_file(folder, "Resource", 8, {"/src/lib.py": []})  # ended by itself, ran no line
+    records = [
+        _process("Resource child t", 7),
+        _ended("Resource child t", 7, "killed by SIGKILL"),
+        _process("Resource child u", 8),
+        _ended("Resource child u", 8, None),
+    ]
+    combined = combine_runs([RunData("r", folder, "/src", {}, records)], tmp_path / ".coverage")
+    assert [a.label for a in combined.lost] == ["Resource child t"]
+    assert combined.partial == []
