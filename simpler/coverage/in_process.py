@@ -56,14 +56,10 @@ class ProcessCoverage:
         return cls(cov, label, attempt=attempt, contexts=os.environ.get(CONTEXT_ENV) == "test")
 
     def start_record(self) -> dict[str, Any]:
-        data = self._cov.get_data()
-        return {
-            "type": "coverage",
-            "event": "process",
-            "label": self.label,
-            "pid": os.getpid(),
-            "data_file": os.path.basename(data.data_filename()),
-        }
+        # The file's own name gets its host, pid and random parts as it is first written.
+        prefix = os.path.basename(str(self._cov.get_option("run:data_file")))
+        return {"type": "coverage", "event": "process", "label": self.label,
+                "pid": os.getpid(), "data_file": prefix}  # fmt: skip
 
     def context_of(self, nodeid: str) -> str:
         return f"{nodeid}|run" if self._attempt <= 1 else f"{nodeid}|attempt {self._attempt}"
@@ -88,5 +84,13 @@ class ProcessCoverage:
         return self._save_at == "test"
 
     def save(self) -> None:
-        """Flush what was measured into this process's data file (it stays open and running)."""
-        self._cov.get_data()
+        """Flush what was measured into this process's data file (it stays open and running).
+
+        The collector's own flush: ``get_data()`` would also look for every source file not
+        imported yet and write each into the file, again at every test; coverage.py does that
+        once, at the save that ends the process."""
+        collector = getattr(self._cov, "_collector", None)
+        if collector is not None and hasattr(collector, "flush_data"):
+            collector.flush_data()
+        else:  # another coverage.py than the one this was measured on: the public way
+            self._cov.get_data()
