@@ -217,7 +217,7 @@ def step_summary_markdown(summary: Summary, children: Iterable[JobResult | Recor
     completeness = summary.completeness
     if completeness.without_verdict:
         count, why = len(completeness.without_verdict), completeness.without_verdict_why
-        lines += [f"**{count} planned test(s) without a verdict** ({_cell('; '.join(why))})", ""]
+        lines += [f"**{count} planned test(s) not run** ({_cell('; '.join(why))})", ""]
     if summary.nothing_ran:
         lines += ["**Nothing ran:** no test passed or failed.", ""]
     if summary.show_skip_reasons and summary.completeness.skip_reasons:

@@ -51,18 +51,21 @@ def run_phases(ctx: RunContext, phases: list[str]) -> int:
         ctx.write("coverage", **run_record(ctx.coverage, ctx.report))
     with guarded_run(ctx) as guard:
         for name in phases:
-            stop_testing = interrupted is not None or EXIT_USAGE in results.values()
-            if stop_testing and name != "report":
-                continue
-            if name == "report":
-                guard.tests_over()  # every child stopped, every leftover killed and recorded
-                ctx.ruling = _ruling(results, interrupted or guard.interrupted)
             try:
+                stopped_by = _stopped_by(results, interrupted)
+                if stopped_by is not None and name != "report":
+                    _not_started(ctx, name, stopped_by)  # its tests are counted as not run
+                    continue
+                if name == "report":
+                    guard.tests_over()  # every child stopped, every leftover killed and recorded
+                    ctx.ruling = _ruling(results, interrupted or guard.interrupted)
                 results[name] = _bracketed(ctx, name, PHASES[name])
-            except Interrupted as stop:
-                interrupted = stop
+            except Interrupted as stop:  # in a phase, or between two of them
+                interrupted = interrupted or stop
                 print(f"simpler: interrupted by {stop}; children stopped", file=sys.stderr)
-                results[name] = EXIT_FAILED
+                if name not in results and name != "report":
+                    _not_started(ctx, name, f"interrupted by {stop}")
+                results.setdefault(name, EXIT_FAILED)
     late = guard.interrupted if interrupted is None else None  # came during the report
     ruling = _ruling(results, interrupted or late)
     told = ctx.ruling is not None and late is not None and ctx.ruling.code == late.exit_code
@@ -89,8 +92,27 @@ def _ruling(results: dict[str, int], interrupted: Interrupted | None) -> Ruling 
     return None
 
 
+def _stopped_by(results: dict[str, int], interrupted: Interrupted | None) -> str | None:
+    """Why the test phases left do not start: an interruption, or a usage error (the same
+    in every later phase); None: they start."""
+    if interrupted is not None:
+        return f"interrupted by {interrupted}"
+    usage = [name for name, code in results.items() if code == EXIT_USAGE]
+    return f"usage error in phase {usage[0]}" if usage else None
+
+
+def _not_started(ctx: RunContext, name: str, why: str) -> None:
+    """A test phase that never started still says what it was to run, so the summary counts
+    its tests as not run (and names why) instead of forgetting them."""
+    if name == "retry" or (ctx.current_phase == name and name in ("l2", "resource")):
+        return  # the retry's tests are the others' (no plan); a started phase wrote its own
+    ctx.current_phase = name
+    ctx.write("phase", event="start", shard=ctx.shard, platform=ctx.platform, **_plan(ctx, name))
+    ctx.write("phase", event="end", counts={}, returncode=None, duration_s=0.0, not_started=why)
+
+
 def _plan(ctx: RunContext, name: str) -> dict[str, object]:
-    """What a test phase is to run, when the suite was listed up front (coverage.py)."""
+    """What a test phase is to run, when the suite was listed up front (completeness.py)."""
     resource = ctx.resource_tests
     if ctx.l2_tests is None or resource is None or name not in ("l2", "resource"):
         return {}

@@ -160,7 +160,9 @@ def _why_missing(
     why = []
     for name in names:
         account = accounts.get(name)
-        if account is not None and account.interrupted:
+        if account is not None and account.not_started:
+            reason = f"never started: {account.not_started[0]}"
+        elif account is not None and account.interrupted:
             reason = f"interrupted by {account.interrupted[0]}"
         elif account is not None and account.errors:
             reason = "simpler failed inside the phase"

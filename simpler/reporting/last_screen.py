@@ -74,7 +74,7 @@ def _without_verdict(completeness: Completeness, room: int) -> list[str]:
     if not missing:
         return []
     why = "; ".join(completeness.without_verdict_why)
-    lines = [f"*** {len(missing)} planned test(s) without a verdict ({why}) ***"]
+    lines = [f"*** {len(missing)} planned test(s) not run ({why}) ***"]
     named = _fit(len(missing), NAMES_CAP, room - 1)
     lines += [f"  {nodeid}" for nodeid in missing[:named]]
     if named < len(missing) and room - 1 > named:

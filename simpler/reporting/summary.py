@@ -195,6 +195,8 @@ def _failed_children_in(phase: PhaseAccount, summary: Summary) -> int:
 
 def _phase_line(phase: PhaseAccount, name_runs: bool, failed_children: int) -> str:
     counts = _counts_text(phase.counts) or "no test records"
+    if phase.not_started and not phase.counts:
+        counts = f"not started ({phase.not_started[0]})"
     if failed_children:  # a crashed child leaves no test record: count it where it ran
         counts += f", {failed_children} child job(s) failed"
     if phase.counts_from_end_record:
@@ -356,7 +358,7 @@ def _verdict_counts(summary: Summary) -> str:
         f"{outcomes.count(o)} {o}" for o in ("skipped", "xfailed", "xpassed") if o in outcomes
     ]
     if completeness.without_verdict:
-        parts.append(f"{len(completeness.without_verdict)} without a verdict")
+        parts.append(f"{len(completeness.without_verdict)} not run")
     return ", ".join(parts)
 
 

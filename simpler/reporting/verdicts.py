@@ -62,6 +62,7 @@ class PhaseAccount:
     duration_s: float
     errors: tuple[str, ...] = ()  # what broke inside simpler while the phase ran
     interrupted: tuple[str, ...] = ()  # the signals that stopped it (SIGTERM, SIGINT)
+    not_started: tuple[str, ...] = ()  # why it never started ("interrupted by SIGINT")
 
     @property
     def incomplete(self) -> bool:
@@ -236,6 +237,7 @@ def _account_phase(name: str, records: list[Record], verdicts: dict[str, Verdict
         duration_s=sum(_float(end, "duration_s") for end in ends),
         errors=tuple(_text(end, "error") for end in ends if end.get("error")),
         interrupted=tuple(_text(end, "interrupted") for end in ends if end.get("interrupted")),
+        not_started=tuple(_text(end, "not_started") for end in ends if end.get("not_started")),
     )
 
 
@@ -298,8 +300,10 @@ def _unexplained_failure(phase: PhaseAccount) -> bool:
     # ran nothing it could report, and a red phase with no red test must still be red.
     # 1 with no failing test means the failing test's record was lost; 5 is "no tests
     # collected", an empty selection rather than a failure.
-    if phase.errors or phase.interrupted:
+    if phase.errors:
         return True
+    if phase.interrupted:
+        return False  # a signal is not a failed test: its tests are counted as not run
     if phase.name in READER_PHASES or phase.returncode in (None, 0, 5):
         return False
     return not any(

@@ -86,7 +86,10 @@ def test_sigint_during_l2_stops_its_pytest_prints_the_partial_summary_and_exits_
     assert [(r["phase"], r["event"]) for r in phases] == [
         ("l2", "start"),
         ("l2", "end"),
+        ("resource", "start"),  # never started, but it says what it was to run
+        ("resource", "end"),
         ("report", "start"),
         ("report", "end"),
     ]
     assert phases[1]["interrupted"] == "SIGINT"
+    assert phases[3]["not_started"] == "interrupted by SIGINT"

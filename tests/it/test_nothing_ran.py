@@ -88,5 +88,5 @@ def test_sigint_mid_run_the_verdict_line_says_130_and_counts_what_got_no_verdict
     assert orchestrator.returncode == 130, err
     last = _last(out)
     assert last.startswith("simpler: 1 passed, "), out[-3000:]
-    assert last.endswith(" 8 without a verdict -> exit 130 (interrupted by SIGINT)")
-    assert "*** 8 planned test(s) without a verdict (l2: interrupted by SIGINT) ***" in out
+    assert last.endswith(" 8 not run -> exit 130 (interrupted by SIGINT)")
+    assert "*** 8 planned test(s) not run (l2: interrupted by SIGINT) ***" in out

@@ -138,7 +138,7 @@ def test_the_skip_reasons_are_capped_with_a_count_of_the_rest() -> None:
 # --- planned tests without a verdict ------------------------------------------------------
 
 
-def test_planned_tests_without_a_verdict_are_counted_named_and_never_green() -> None:
+def test_planned_tests_not_run_are_counted_named_and_never_green() -> None:
     planned = [f"{FILE}::test_{i}" for i in range(4)]
     end = record("phase", "l2", event="end", counts={}, returncode=1, interrupted="SIGINT")
     records = [
@@ -150,10 +150,11 @@ def test_planned_tests_without_a_verdict_are_counted_named_and_never_green() -> 
     assert summary.exit_code == 1
     assert summary.completeness.without_verdict == planned[1:]
     screen = last_screen(summary)
-    assert "*** 3 planned test(s) without a verdict (l2: interrupted by SIGINT) ***" in screen
+    assert "*** 3 planned test(s) not run (l2: interrupted by SIGINT) ***" in screen
     assert all(f"  {nodeid}" in screen for nodeid in planned[1:])
-    assert last_line(summary).startswith("simpler: 1 passed, 0 recovered, 0 flaky, 1 failed, ")
-    assert last_line(summary).endswith("3 without a verdict -> exit 1")
+    # The interruption is not a failed test: the tests it stopped are not run.
+    assert last_line(summary).startswith("simpler: 1 passed, 0 recovered, 0 flaky, 0 failed, ")
+    assert last_line(summary).endswith("3 not run -> exit 1")
 
 
 def test_a_resource_test_whose_child_crashed_has_its_verdict_in_the_child() -> None:
@@ -203,8 +204,8 @@ def test_the_index_is_capped_at_30_and_the_whole_tail_fits_one_screen() -> None:
         assert any(x.startswith(f"  {number}) {FILE}::test_fail_{number - 1:02}:") for x in screen)
     assert "  +5 more above" in screen
     assert not any(x.startswith("  31) ") for x in screen)
-    assert any(x.startswith("*** 9 planned test(s) without a verdict") for x in screen)
-    assert last_line(summary).endswith("60 skipped, 9 without a verdict -> exit 1")
+    assert any(x.startswith("*** 9 planned test(s) not run") for x in screen)
+    assert last_line(summary).endswith("60 skipped, 9 not run -> exit 1")
 
 
 def test_child_and_phase_failures_have_an_index_line_too() -> None:
@@ -249,7 +250,7 @@ def test_planned_tests_without_a_verdict_are_red_even_when_nothing_else_failed()
     summary = summarize(records)
     assert summary.failures == []
     assert summary.exit_code == 1
-    assert "*** 2 planned test(s) without a verdict (l2: no record of them) ***" in summary.text
+    assert "*** 2 planned test(s) not run (l2: no record of them) ***" in summary.text
     assert last_line(summary) == (
-        "simpler: 1 passed, 0 recovered, 0 flaky, 0 failed, 2 without a verdict -> exit 1"
+        "simpler: 1 passed, 0 recovered, 0 flaky, 0 failed, 2 not run -> exit 1"
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from simpler.orchestrator import run as run_module
+from simpler.orchestrator.collection import ResourceTest
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.report_phase import report_phase
 from simpler.orchestrator.signals import Interrupted
@@ -86,7 +87,7 @@ def test_the_report_is_told_the_runs_exit_code_and_its_verdict_line_says_it(
     )
 
 
-def test_an_interrupted_run_counts_its_planned_tests_without_a_verdict(
+def test_an_interrupted_run_counts_its_planned_tests_as_not_run_and_no_test_as_failed(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     planned = [f"tests/st/test_a.py::test_{i}" for i in range(4)]
@@ -104,10 +105,10 @@ def test_an_interrupted_run_counts_its_planned_tests_without_a_verdict(
     out = capsys.readouterr().out
     assert code == 130
     assert _last_line(out) == (
-        "simpler: 1 passed, 0 recovered, 0 flaky, 1 failed, 3 without a verdict "
+        "simpler: 1 passed, 0 recovered, 0 flaky, 0 failed, 3 not run "
         "-> exit 130 (interrupted by SIGINT)"
     )
-    assert "*** 3 planned test(s) without a verdict (l2: interrupted by SIGINT) ***" in out
+    assert "*** 3 planned test(s) not run (l2: interrupted by SIGINT) ***" in out
 
 
 def test_a_phase_with_nothing_to_do_is_green_even_under_fail_if_nothing_ran(
@@ -121,3 +122,39 @@ def test_a_phase_with_nothing_to_do_is_green_even_under_fail_if_nothing_ran(
     assert _last_line(capsys.readouterr().out) == (
         "simpler: nothing to run in phase(s) resource -> exit 0"
     )
+
+
+def test_a_sigint_between_l2_and_resource_counts_the_resource_tests_as_not_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    l2_tests = [f"tests/st/test_a.py::test_{i}" for i in range(2)]
+
+    def l2(ctx: RunContext) -> int:
+        for nodeid in l2_tests:
+            ctx.write("test", nodeid=nodeid, outcome="passed", attempt=1)
+        return 0
+
+    bracketed = run_module._bracketed
+
+    def signal_before_resource(ctx: RunContext, name: str, phase: object) -> int:
+        if name == "resource":  # the signal lands after L2's end record, before Resource's start
+            raise Interrupted(signal.SIGINT)
+        return bracketed(ctx, name, phase)  # type: ignore[arg-type]
+
+    _phases(monkeypatch)
+    monkeypatch.setitem(run_module.PHASES, "l2", l2)
+    monkeypatch.setitem(run_module.PHASES, "report", report_phase)
+    monkeypatch.setattr(run_module, "_bracketed", signal_before_resource)
+    ctx = _context(tmp_path)
+    ctx.l2_tests = l2_tests
+    ctx.resource_tests = [
+        ResourceTest(f"tests/st/test_m.py::test_{i}", 2, None, None) for i in range(3)
+    ]
+    code = run_module.run_phases(ctx, ["l2", "resource", "retry", "report"])
+    out = capsys.readouterr().out
+    assert code == 130
+    assert _last_line(out) == (
+        "simpler: 2 passed, 0 recovered, 0 flaky, 0 failed, 3 not run "
+        "-> exit 130 (interrupted by SIGINT)"
+    )
+    assert "resource: not started (interrupted by SIGINT)" in out
