@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -123,15 +124,35 @@ def _actionlint(session: nox.Session, workflows: list[str]) -> None:
 
 
 def _simpler(session: nox.Session, *args: str) -> None:
-    """Run ``simpler``; the session's exit code is simpler's (0, 1, 2 usage, 3 infrastructure)."""
+    """Run ``simpler``; the session's exit code is simpler's (0, 1, 2 usage, 3 infrastructure,
+    130 and 143 interrupted)."""
     env = {**os.environ, **_project_env(session)}
     command = [str(ENV_BIN / "python"), "-m", "simpler", *args]
     session.log(" ".join(command))
-    returncode = subprocess.run(command, env=env, check=False).returncode
-    if returncode in (EXIT_USAGE, EXIT_INFRA, EXIT_NO_TESTS):
-        raise SystemExit(returncode)  # nox would turn any failure into 1
+    returncode = _wait_through_signals(subprocess.Popen(command, env=env))
+    if returncode in (EXIT_USAGE, EXIT_INFRA, EXIT_NO_TESTS) or returncode > 128:
+        raise SystemExit(returncode)  # nox would turn any failure (an interruption too) into 1
     if returncode != 0:
         session.error(f"simpler exited {returncode}")
+
+
+def _wait_through_signals(child: subprocess.Popen[bytes]) -> int:
+    """simpler's exit code, however nox is signalled meanwhile.
+
+    SIGINT or SIGTERM (a Ctrl-C, a cancelled CI step: scripts/ci_step.sh sends them to the
+    whole process group) goes to simpler, and nox waits for it: simpler stops its children
+    and prints its partial summary before it exits 130 or 143. Left to itself, nox would
+    kill simpler a quarter of a second after a SIGINT, and die at once on a SIGTERM.
+    """
+    previous = signal.signal(signal.SIGTERM, lambda signum, _frame: child.send_signal(signum))
+    try:
+        while True:
+            try:
+                return child.wait()
+            except KeyboardInterrupt:
+                child.send_signal(signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _platform() -> str:
