@@ -95,6 +95,12 @@ def _build_parser() -> OneLineParser:
         help="import this run into a history database when it ends (default: $SIMPLER_HISTORY)",
     )
     add_cov_arguments(run, run=True)
+    run.add_argument(
+        "--deadline",
+        metavar="DURATION",
+        help="end the run, summary printed, within DURATION of its start: 90s, 10m, 1h "
+        "(default: $SIMPLER_DEADLINE)",
+    )
 
     rep = commands.add_parser("report", help="print the summary of report files, set the exit code")
     rep.add_argument("--file", action="append", dest="files", help="a report file (repeatable)")

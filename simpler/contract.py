@@ -61,6 +61,11 @@ BUILTIN_PLATFORMS = (*SIM_PLATFORMS, "cuda")
 # project (its options, worker fixture, loop or a hook's answer): the orchestrator stops on it.
 USAGE_ERROR_KEY = "usage_error"
 
+# ``--deadline``: a test process gets when its tests must be over (epoch seconds) and the
+# learned durations to judge by, and starts no test that cannot end by then.
+DEADLINE_AT_ENV = "SIMPLER_DEADLINE_AT"
+DURATIONS_ENV = "SIMPLER_DURATIONS"
+
 # CSI sequences (colours, cursor moves) and OSC sequences (titles, links) a test may print.
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 

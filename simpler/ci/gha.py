@@ -20,6 +20,7 @@ from typing import Any
 from simpler.ci import step_summary
 from simpler.ci.step_summary import STEP_SUMMARY_LIMIT, StepSummaryUnwritable
 from simpler.contract import strip_ansi
+from simpler.reporting.failure_block import failure_headline
 from simpler.reporting.last_screen import INDEX_CAP, index_entry, skip_groups
 from simpler.reporting.report_file import Record
 from simpler.reporting.resource_block import (
@@ -28,7 +29,7 @@ from simpler.reporting.resource_block import (
     devices_text,
     latest_children,
 )
-from simpler.reporting.summary import Summary, failure_headline
+from simpler.reporting.summary import Summary
 from simpler.reporting.verdicts import Failure, Verdict
 from simpler.scheduler.jobs import JobResult
 

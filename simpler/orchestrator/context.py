@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from simpler.coverage.process_env import RunCoverage
+from simpler.orchestrator.deadline import Deadline
 from simpler.orchestrator.pytest_args import PytestArgs
 from simpler.reporting import report_file
 from simpler.reporting.follow import ReportFollower
@@ -52,6 +53,8 @@ class RunContext:
     test_quarantine: QuarantineFile | None = None
     current_phase: str = ""
     coverage: RunCoverage | None = None  # --cov: every process the run starts is measured
+    deadline: Deadline | None = None  # --deadline: when the run must be over
+    cut_by_deadline: set[str] = field(default_factory=set)  # phases the deadline stopped
     # Follows the report file: each look reads only what was appended since the last one.
     _follower: ReportFollower | None = field(default=None, init=False, repr=False, compare=False)
 

@@ -18,6 +18,7 @@ from simpler.coverage.process_env import RunCoverage, data_dir_of
 from simpler.devices import parse_devices
 from simpler.orchestrator.collection import ResourceTest, SuiteListing, inspect_suite
 from simpler.orchestrator.context import RunContext
+from simpler.orchestrator.deadline import DEADLINE_ENV, run_deadline
 from simpler.orchestrator.preflight import check_env_numbers, check_faults, check_platform
 from simpler.orchestrator.pytest_args import PytestArgs, requested_xdist_workers
 from simpler.orchestrator.quarantine_setup import load_run_quarantine, warn_unmatched
@@ -89,6 +90,8 @@ def prepare_run(
     )
     if coverage.enabled:
         ctx.coverage = RunCoverage(coverage, data_dir_of(path, ctx.run_id))
+    # Last: the collection above is part of the start-up the deadline must leave room for.
+    ctx.deadline = run_deadline(args.deadline or os.environ.get(DEADLINE_ENV), PROG)
     return ctx, phases
 
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 
 from simpler.ci import gha
-from simpler.contract import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from simpler.contract import DEADLINE_AT_ENV, DURATIONS_ENV, EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.pytest_args import (
     PYTEST_NO_TESTS,
@@ -49,12 +50,33 @@ def run_pytest(ctx: RunContext, call: PytestCall, label: str) -> int:
     """pytest's own exit code; its output goes straight to ours. ``label`` names the process
     in the run's coverage."""
     sys.stdout.flush()
-    env = {**os.environ, **call.env, **coverage_env(ctx, label)}
+    env = {**os.environ, **call.env, **coverage_env(ctx, label), **deadline_env(ctx)}
     with gha.commands_stopped_while_streaming():
         child = ChildProcess(call.argv, env=env, capture=False)
-        returncode = child.wait()
+        returncode = _wait_for_deadline(ctx, child)
     process_ended(ctx, label, child.pid, returncode)
     return returncode
+
+
+def deadline_env(ctx: RunContext) -> dict[str, str]:
+    """What a test process needs to start no test that cannot end before the deadline."""
+    if ctx.deadline is None:
+        return {}
+    return {DEADLINE_AT_ENV: f"{ctx.deadline.tests_end_at:.3f}",
+            DURATIONS_ENV: str(ctx.durations_file)}  # fmt: skip
+
+
+def _wait_for_deadline(ctx: RunContext, child: ChildProcess) -> int:
+    """The child's exit code; at the deadline it is stopped as a timed-out job is."""
+    if ctx.deadline is None:
+        return child.wait()
+    try:
+        return child.wait(timeout=ctx.deadline.left_s())
+    except subprocess.TimeoutExpired:
+        ctx.cut_by_deadline.add(ctx.current_phase)
+        print(f"simpler: {ctx.deadline.reason}: stopping phase {ctx.current_phase}", flush=True)
+        child.stop(dump=True)
+        return child.wait()
 
 
 def phase_exit(pytest_rc: int) -> int:

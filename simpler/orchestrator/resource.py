@@ -64,6 +64,7 @@ def resource_phase(ctx: RunContext) -> int:
         on_finish=lambda result: _finished(ctx, result),
         quarantine=lambda result: sorted(quarantined_devices(ctx.records()) & set(result.devices)),
         quarantined_at_start=sorted(already),
+        deadline_s=ctx.deadline.left_s() if ctx.deadline is not None else None,
     )
     if already:
         ctx.write("quarantine", devices=sorted(already), reason="worker could not be reset in L2")
@@ -71,12 +72,17 @@ def resource_phase(ctx: RunContext) -> int:
     record_results(ctx.durations_file, execution.results)
     if execution.stopped_by in ("SIGTERM", "SIGINT"):
         raise Interrupted(signal.Signals[execution.stopped_by])
+    cut = any(result.extra.get("deadline") for result in execution.results)
+    if cut:
+        ctx.cut_by_deadline.add("resource")
     newly = sorted(set(execution.quarantined) - already)
     if newly:
         ctx.write(
             "quarantine", devices=newly, reason="worker could not be reset in a Resource child"
         )
-    return EXIT_OK if execution.ok else EXIT_FAILED
+    # A job the deadline stopped or kept from starting is no failure: its test is not run.
+    failed = [r for r in execution.results if not r.ok and not r.extra.get("deadline")]
+    return EXIT_FAILED if failed or (execution.stopped_by not in (None, "deadline")) else EXIT_OK
 
 
 def _child_env(ctx: RunContext) -> dict[str, str]:
@@ -103,6 +109,13 @@ def _coverage_label(nodeid: str) -> str:
 
 
 def _finished(ctx: RunContext, result: JobResult) -> None:
+    result_ended(ctx, result, _coverage_label(result.nodeid or result.label))
+    if result.extra.get("deadline"):
+        # Stopped at the deadline or never started for it: its test, unless it reported
+        # already, is counted as not run from the phase's plan; its child is no failure.
+        why = result.extra.get("not_run") or "stopped at the deadline"
+        print(f"simpler: {result.nodeid or result.label}: {why}", flush=True)
+        return
     fields = result.serialize()
     quarantine = ctx.test_quarantine
     # A child that dies before its test's record still belongs to a quarantined test.
@@ -113,5 +126,4 @@ def _finished(ctx: RunContext, result: JobResult) -> None:
         not_run=result.extra.get("not_run"),
         **marks,
     )
-    result_ended(ctx, result, _coverage_label(result.nodeid or result.label))
     announce(result)

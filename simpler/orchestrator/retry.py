@@ -112,6 +112,7 @@ def _execute(ctx: RunContext, jobs: dict[str, Job], devices: list[int]) -> list[
         log_dir=ctx.report.parent / "logs",
         env=dict(os.environ),
         on_finish=lambda result: _finished(ctx, result),
+        deadline_s=ctx.deadline.left_s() if ctx.deadline is not None else None,
     )  # no quarantine inside the phase: each process starts on a card made clean for it
     named = [
         replace(job, label=label, env=(*job.env, *coverage_env(ctx, label).items()))
@@ -120,6 +121,8 @@ def _execute(ctx: RunContext, jobs: dict[str, Job], devices: list[int]) -> list[
     execution = execute(named, devices, options)
     if execution.stopped_by in ("SIGTERM", "SIGINT"):
         raise Interrupted(signal.Signals[execution.stopped_by])
+    if any(result.extra.get("deadline") for result in execution.results):
+        ctx.cut_by_deadline.add("retry")
     return execution.results
 
 

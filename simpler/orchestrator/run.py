@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from simpler.contract import EXIT_FAILED, EXIT_INFRA, EXIT_OK, EXIT_USAGE
 from simpler.orchestrator.context import RunContext
+from simpler.orchestrator.deadline_plan import warn_if_too_long
 from simpler.orchestrator.l2 import l2_phase
 from simpler.orchestrator.leftovers import guarded_run
 from simpler.orchestrator.report_phase import report_phase
@@ -49,10 +50,12 @@ def run_phases(ctx: RunContext, phases: list[str]) -> int:
     interrupted: Interrupted | None = None
     if ctx.coverage is not None:
         ctx.write("coverage", **run_record(ctx.coverage, ctx.report))
+    if ctx.deadline is not None:
+        warn_if_too_long(ctx, phases)
     with guarded_run(ctx) as guard:
         for name in phases:
             try:
-                stopped_by = _stopped_by(results, interrupted)
+                stopped_by = _stopped_by(ctx, results, interrupted)
                 if stopped_by is not None and name != "report":
                     _not_started(ctx, name, stopped_by)  # its tests are counted as not run
                     continue
@@ -92,13 +95,17 @@ def _ruling(results: dict[str, int], interrupted: Interrupted | None) -> Ruling 
     return None
 
 
-def _stopped_by(results: dict[str, int], interrupted: Interrupted | None) -> str | None:
-    """Why the test phases left do not start: an interruption, or a usage error (the same
-    in every later phase); None: they start."""
+def _stopped_by(
+    ctx: RunContext, results: dict[str, int], interrupted: Interrupted | None
+) -> str | None:
+    """Why the test phases left do not start: an interruption, a usage error (the same in
+    every later phase), or the deadline; None: they start."""
     if interrupted is not None:
         return f"interrupted by {interrupted}"
     usage = [name for name, code in results.items() if code == EXIT_USAGE]
-    return f"usage error in phase {usage[0]}" if usage else None
+    if usage:
+        return f"usage error in phase {usage[0]}"
+    return ctx.deadline.reason if ctx.deadline is not None and ctx.deadline.reached else None
 
 
 def _not_started(ctx: RunContext, name: str, why: str) -> None:
@@ -108,7 +115,9 @@ def _not_started(ctx: RunContext, name: str, why: str) -> None:
         return  # the retry's tests are the others' (no plan); a started phase wrote its own
     ctx.current_phase = name
     ctx.write("phase", event="start", shard=ctx.shard, platform=ctx.platform, **_plan(ctx, name))
-    ctx.write("phase", event="end", counts={}, returncode=None, duration_s=0.0, not_started=why)
+    deadline = why if ctx.deadline is not None and why == ctx.deadline.reason else None
+    ctx.write("phase", event="end", counts={}, returncode=None, duration_s=0.0, not_started=why,
+              deadline=deadline)  # fmt: skip
 
 
 def _plan(ctx: RunContext, name: str) -> dict[str, object]:
@@ -147,6 +156,7 @@ def _bracketed(ctx: RunContext, name: str, phase: Callable[[RunContext], int]) -
         duration_s=round(time.monotonic() - started, 3),
         interrupted=str(interrupted) if interrupted else None,
         error=crash,
+        deadline=ctx.deadline.reason if ctx.deadline and name in ctx.cut_by_deadline else None,
     )
     if interrupted is not None:
         raise interrupted

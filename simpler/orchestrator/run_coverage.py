@@ -43,7 +43,10 @@ def result_ended(ctx: RunContext, result: JobResult, label: str) -> None:
     """A measured child of the scheduler (Resource, retry) named ``label`` has ended; one that
     never started was to write nothing."""
     if ctx.coverage is not None and result.pid is not None and not result.extra.get("not_run"):
-        _write_ended(ctx, label, result.pid, _why(result.signal, timed_out=result.timed_out))
+        why = _why(result.signal, timed_out=result.timed_out)
+        if result.extra.get("deadline"):
+            why = "stopped at the deadline"
+        _write_ended(ctx, label, result.pid, why)
 
 
 def _why(signal: str | None, *, timed_out: bool) -> str | None:

@@ -19,6 +19,7 @@ import pytest
 from simpler.errors import DeviceRuntimeError
 from simpler.plugin.class_progress import ClassProgress, ProgressReporter
 from simpler.plugin.crash_watch import CrashWatch
+from simpler.plugin.deadline_guard import DeadlineGuard
 from simpler.plugin.fixtures import devices, simpler_platform, worker
 from simpler.plugin.invocation import write_arg_description
 from simpler.plugin.needs import (
@@ -141,6 +142,9 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = resolve_settings(config)
     config.stash[SETTINGS] = settings
     _measure_coverage(config, settings)
+    guard = DeadlineGuard.here()
+    if guard is not None:
+        config.pluginmanager.register(guard, "simpler-deadline")
     bind_project(config)  # the pool serves the project's worker fixture; simpler dispatches
     if _DUMP_FD is not None:
         # A hung child must be diagnosable: the orchestrator sends SIGUSR1 before it kills.

@@ -162,6 +162,8 @@ def _why_missing(
         account = accounts.get(name)
         if account is not None and account.not_started:
             reason = f"never started: {account.not_started[0]}"
+        elif account is not None and account.deadline:
+            reason = account.deadline[0]
         elif account is not None and account.interrupted:
             reason = f"interrupted by {account.interrupted[0]}"
         elif account is not None and account.errors:

@@ -7,10 +7,10 @@ printed last, outside any log group, so every unrecovered failure is visible in 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from simpler.contract import EXIT_FAILED, EXIT_NO_TESTS, EXIT_OK, OUTCOME_ORDER, strip_ansi
+from simpler.contract import EXIT_FAILED, EXIT_NO_TESTS, EXIT_OK, OUTCOME_ORDER
 from simpler.reporting.completeness import Completeness, Emptiness, completeness_of, early_stops
+from simpler.reporting.failure_block import failures_section, record_text
 from simpler.reporting.last_screen import last_screen
 from simpler.reporting.quarantine_block import (
     QuarantineLine,
@@ -19,7 +19,7 @@ from simpler.reporting.quarantine_block import (
 )
 from simpler.reporting.quarantine_file import QuarantineFile
 from simpler.reporting.report_file import Record
-from simpler.reporting.resource_block import render_resource_failures, tail_block
+from simpler.reporting.resource_block import render_resource_failures
 from simpler.reporting.verdicts import (
     READER_PHASES,
     Analysis,
@@ -33,8 +33,6 @@ from simpler.reporting.verdicts import (
 __all__ = [
     "Ruling",
     "Summary",
-    "failure_details",
-    "failure_headline",
     "select_latest_runs",
     "summarize",
 ]
@@ -129,6 +127,8 @@ def _exit_code(summary: Summary, fail_on_flaky: bool, fail_if_nothing_ran: bool)
         return EXIT_FAILED
     if (summary.nothing_ran and fail_if_nothing_ran) or summary.coverage_gate is not None:
         return EXIT_FAILED
+    if _deadline(summary):
+        return EXIT_FAILED  # a run cut by its deadline is red, whatever finished
     if summary.completeness.emptiness == Emptiness.NOTHING_SELECTED:
         return EXIT_NO_TESTS  # pytest's "no tests collected", never green
     return EXIT_OK
@@ -164,7 +164,7 @@ def _render(
     )
     if block:
         lines += [block.rstrip("\n"), ""]
-    lines += _failures_section(summary.failures, analysis, tail_lines)
+    lines += failures_section(summary.failures, analysis, tail_lines)
     lines += _retried_section(summary.recovered, summary.flaky)
     lines += quarantine_block(summary.quarantine_lines)
     lines += last_screen(
@@ -189,7 +189,7 @@ def _failed_children_in(phase: PhaseAccount, summary: Summary) -> int:
     return sum(
         1
         for f in summary.failures
-        if f.kind == "child" and f.child is not None and _text(f.child, "phase") == phase.name
+        if f.kind == "child" and f.child is not None and record_text(f.child, "phase") == phase.name
     )
 
 
@@ -220,100 +220,6 @@ def _counts_text(counts: dict[str, int]) -> str:
     known = [o for o in OUTCOME_ORDER if counts.get(o)]
     ordered = known + sorted(o for o in counts if o not in OUTCOME_ORDER and counts[o])
     return ", ".join(f"{counts[o]} {o}" for o in ordered)
-
-
-def _failures_section(failures: list[Failure], analysis: Analysis, tail_lines: int) -> list[str]:
-    if not failures:
-        return ["No unrecovered failures.", ""]
-    lines = [f"*** {len(failures)} unrecovered failure(s) ***", ""]
-    for number, failure in enumerate(failures, 1):
-        lines.append(f"{number}) {failure_headline(failure)}")
-        lines += [f"  {line}" for line in failure_details(failure, analysis, tail_lines)]
-        lines.append("")
-    return lines
-
-
-def failure_headline(failure: Failure) -> str:
-    """One line naming the failure and why, fit for an annotation title."""
-    if failure.kind == "phase" and failure.phase is not None and failure.phase.errors:
-        return f"phase {failure.phase.name} failed inside simpler: {failure.phase.errors[0]}"
-    if failure.kind == "phase" and failure.phase is not None and failure.phase.interrupted:
-        return (
-            f"phase {failure.phase.name} interrupted by {failure.phase.interrupted[0]}: "
-            "its tests that had not finished have no verdict"
-        )
-    if failure.kind == "phase" and failure.phase is not None:
-        return (
-            f"phase {failure.phase.name} ended with returncode {failure.phase.returncode} "
-            "but reported no failing test"
-        )
-    if failure.kind == "child" and failure.child is not None:
-        child = failure.child
-        name = f"child {_text(child, 'label') or '?'}"
-        if failure.nodeid:
-            name += f" ({failure.nodeid})"
-        return f"{name}: {_exit_text(child)}"
-    verdict = failure.verdict
-    assert verdict is not None  # a "test" failure always carries its verdict
-    why = "poison_skipped, never re-run" if verdict.never_rerun else verdict.outcome
-    rc = _rc_text(verdict.record)
-    return f"{verdict.nodeid}: {why}" + (f", {rc}" if rc else "")
-
-
-def failure_details(failure: Failure, analysis: Analysis, tail_lines: int = 80) -> list[str]:
-    """The lines under a failure's headline: where it ran, why, and its last output."""
-    lines: list[str] = []
-    if failure.kind == "test" and failure.verdict is not None:
-        lines += _test_details(failure.verdict, analysis)
-        if failure.verdict.never_rerun:
-            return lines  # it never ran: there is no output to show
-        lines += tail_block(_text(failure.verdict.record, "tail"), tail_lines)
-    if failure.child is not None:
-        lines += _child_details(failure.child, tail_lines, attached=failure.kind == "test")
-    return lines
-
-
-def _test_details(verdict: Verdict, analysis: Analysis) -> list[str]:
-    record = verdict.record
-    if verdict.never_rerun and verdict.registration is not None:
-        record = {**record, **verdict.registration}  # the registration knows why it skipped
-    where = [f"phase {verdict.phase or '(none)'}", f"attempt {verdict.attempt}"]
-    where += [
-        f"{key} {record[key]}" for key in ("device", "runtime") if record.get(key) is not None
-    ]
-    if isinstance(record.get("duration_s"), int | float):
-        where.append(f"{record['duration_s']:.1f}s")
-    lines = [", ".join(where)]
-    worker = _text(record, "worker")
-    if worker:
-        path = analysis.lifecycle.get((_text(record, "run"), worker), [])
-        lifecycle = " -> ".join(path) or "no lifecycle records"
-        poisoned = " (this failure poisoned it)" if record.get("poisoned") else ""
-        lines.append(f"worker {worker}: {lifecycle}{poisoned}")
-    if verdict.never_rerun:
-        lines.append(f"skipped because: {_one_line(_text(record, 'reason')) or '(no reason)'}")
-        if record.get("selector"):
-            lines.append(f"poison selector: {record['selector']}")
-    elif record.get("message"):
-        lines.append(f"message: {_one_line(_text(record, 'message'))}")
-    return lines
-
-
-def _child_details(child: Record, tail_lines: int, *, attached: bool) -> list[str]:
-    devices = ",".join(map(str, child.get("devices") or [])) or "?"
-    facts = ["never started"] if child.get("not_run") else [f"devices {devices}"]
-    if isinstance(child.get("duration_s"), int | float):
-        facts.append(f"{child['duration_s']:.1f}s")
-    if attached:  # under a failed test: say which child job ran it, and how it ended
-        facts.insert(0, f"child {_text(child, 'label')}: {_exit_text(child)}")
-    lines = [", ".join(facts)]
-    if child.get("reached_summary") is False and not child.get("not_run"):
-        lines.append("crashed before pytest's summary line")
-    if child.get("log"):
-        lines.append(f"log: {child['log']}")
-    # The child's last lines are printed once, in the Resource phase block just above.
-    lines.append("output: in the Resource phase block above")
-    return lines
 
 
 def _retried_section(recovered: list[Verdict], flaky: list[Verdict]) -> list[str]:
@@ -371,30 +277,14 @@ def _verdict_reasons(summary: Summary, fail_on_flaky: bool, fail_if_nothing_ran:
         (summary.coverage_gate or "", summary.coverage_gate is not None),
     )
     reasons = [reason for reason, applies_here in applies if applies_here]
+    deadline = _deadline(summary)
+    if deadline:
+        reasons.append(f"{deadline}: {len(summary.completeness.without_verdict)} not run")
     if summary.ruling is not None:
         reasons.append(summary.ruling.reason)
     return reasons
 
 
-def _exit_text(child: Record) -> str:
-    if child.get("not_run"):
-        return _text(child, "not_run")  # it never started: there is no exit to describe
-    signal = _text(child, "signal")
-    status = signal or f"rc={child.get('returncode')}"
-    return status + (" (timed out)" if child.get("timed_out") else "")
-
-
-def _rc_text(record: Record) -> str:
-    if record.get("rc") is None:
-        return ""
-    where = _text(record, "where")
-    return f"rc={record['rc']}" + (f" at {where}" if where else "")
-
-
-def _one_line(text: str) -> str:
-    return " ".join(strip_ansi(text).split())
-
-
-def _text(record: Record, key: str) -> str:
-    value: Any = record.get(key)
-    return "" if value is None else str(value)
+def _deadline(summary: Summary) -> str:
+    """``deadline 10m reached`` when the run's deadline cut a phase; empty otherwise."""
+    return next((p.deadline[0] for p in summary.phases if p.deadline), "")

@@ -63,6 +63,7 @@ class PhaseAccount:
     errors: tuple[str, ...] = ()  # what broke inside simpler while the phase ran
     interrupted: tuple[str, ...] = ()  # the signals that stopped it (SIGTERM, SIGINT)
     not_started: tuple[str, ...] = ()  # why it never started ("interrupted by SIGINT")
+    deadline: tuple[str, ...] = ()  # the run's deadline cut it ("deadline 10m reached")
 
     @property
     def incomplete(self) -> bool:
@@ -238,6 +239,7 @@ def _account_phase(name: str, records: list[Record], verdicts: dict[str, Verdict
         errors=tuple(_text(end, "error") for end in ends if end.get("error")),
         interrupted=tuple(_text(end, "interrupted") for end in ends if end.get("interrupted")),
         not_started=tuple(_text(end, "not_started") for end in ends if end.get("not_started")),
+        deadline=tuple(_text(end, "deadline") for end in ends if end.get("deadline")),
     )
 
 
@@ -302,8 +304,8 @@ def _unexplained_failure(phase: PhaseAccount) -> bool:
     # collected", an empty selection rather than a failure.
     if phase.errors:
         return True
-    if phase.interrupted:
-        return False  # a signal is not a failed test: its tests are counted as not run
+    if phase.interrupted or phase.deadline:
+        return False  # a signal or the deadline is not a failed test: its tests are not run
     if phase.name in READER_PHASES or phase.returncode in (None, 0, 5):
         return False
     return not any(

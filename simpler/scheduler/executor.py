@@ -50,6 +50,10 @@ class ExecutorOptions:
     quarantine: Callable[[JobResult], list[int]] | None = None
     # Devices of the pool already beyond reset when the phase starts: they take no job.
     quarantined_at_start: Sequence[int] = ()
+    # Seconds from now when every job must be over (the run's deadline): no job starts that
+    # its estimate says cannot end by then, and what runs then is stopped. Such a job's
+    # result carries ``extra["deadline"]``.
+    deadline_s: float | None = None
 
 
 @dataclass
@@ -68,6 +72,7 @@ class _Active:
     child: ChildProcess
     running: Running
     log: Path
+    stopped_at_deadline: bool = False
 
 
 def log_name(label: str) -> str:
@@ -144,6 +149,7 @@ class _Loop:
 
     def _start_what_fits(self) -> None:
         self._drop_jobs_that_can_never_fit()
+        self._drop_jobs_past_the_deadline()
         available = sorted(d for d in self.free if self.locks.try_acquire([d]))
         running = [a.running for a in self.active]
         chosen = pick(
@@ -195,6 +201,7 @@ class _Loop:
             start_s=round(active.running.started_s, 3),
             end_s=round(end, 3),
             pid=active.child.pid,
+            extra={"deadline": True} if active.stopped_at_deadline else {},
         )
         self.results.append(result)
         if self.options.quarantine:
@@ -209,6 +216,13 @@ class _Loop:
     def _enforce_timeouts(self) -> None:
         now = self._now()
         session = self.options.session_timeout_s
+        deadline = self.options.deadline_s
+        if deadline is not None and now > deadline and self.stopped_by is None:
+            self.stopped_by = "deadline"
+            for active in self.active:
+                active.stopped_at_deadline = True
+            self._stop(self.active, dump=True)
+            return
         if session is not None and now > session and self.stopped_by is None:
             self.stopped_by = "session_timeout"
             late = list(self.active)
@@ -223,9 +237,19 @@ class _Loop:
         return limit is not None and now - active.running.started_s > limit
 
     def _abandon_waiting(self) -> None:
+        deadline = self.stopped_by == "deadline"
         for job in self.waiting:
-            self._not_run(job, f"not run: stopped by {self.stopped_by}")
+            self._not_run(job, f"not run: stopped by {self.stopped_by}", deadline=deadline)
         self.waiting.clear()
+
+    def _drop_jobs_past_the_deadline(self) -> None:
+        deadline = self.options.deadline_s
+        if deadline is None:
+            return
+        left = deadline - self._now()
+        for job in [j for j in self.waiting if self.options.estimate(j) > left]:
+            self.waiting.remove(job)
+            self._not_run(job, "not run: cannot end before the deadline", deadline=True)
 
     def _drop_jobs_that_can_never_fit(self) -> None:
         usable = len(self.pool) - len(self.quarantined)
@@ -237,7 +261,7 @@ class _Loop:
                 f"{format_devices(sorted(self.quarantined))}",
             )
 
-    def _not_run(self, job: Job, reason: str) -> None:
+    def _not_run(self, job: Job, reason: str, *, deadline: bool = False) -> None:
         result = JobResult(
             label=job.label,
             returncode=NOT_RUN_RC,
@@ -249,7 +273,7 @@ class _Loop:
             nodeid=job.nodeid,
             start_s=self._now(),
             end_s=self._now(),
-            extra={"not_run": reason},
+            extra={"not_run": reason, **({"deadline": True} if deadline else {})},
         )
         self.results.append(result)
         if self.options.on_finish:

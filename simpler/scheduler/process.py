@@ -138,9 +138,13 @@ class ChildProcess:
     def poll(self) -> int | None:
         return self._popen.poll()
 
-    def wait(self) -> int:
+    def wait(self, timeout: float | None = None) -> int:
+        """The child's exit code; ``timeout``: subprocess.TimeoutExpired when it runs longer
+        (the child is left running, for the caller to stop)."""
         try:
-            returncode = self._popen.wait()
+            returncode = self._popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise
         except BaseException:
             # Whoever waited is leaving (a signal raised through the wait): the child goes too.
             self.stop()

@@ -95,9 +95,9 @@ def test_a_waiter_that_leaves_takes_its_child_with_it(
     waiting = threading.Event()
     wait_for_exit = child._popen.wait
 
-    def wait_noting_it() -> int:
+    def wait_noting_it(timeout: float | None = None) -> int:
         waiting.set()
-        return wait_for_exit()
+        return wait_for_exit(timeout)
 
     monkeypatch.setattr(child._popen, "wait", wait_noting_it)
     main_thread = threading.get_ident()

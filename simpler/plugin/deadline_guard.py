@@ -1,0 +1,49 @@
+"""A test process under ``--deadline``: no test starts that its learned duration says cannot
+end before the run's tests must be over. A test held back gets no report and no record; the
+summary counts it as not run from the run's plan and names the deadline."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from simpler.contract import DEADLINE_AT_ENV, DURATIONS_ENV
+from simpler.reporting.nodeids import file_of
+from simpler.scheduler.durations import load_durations
+
+__all__ = ["DeadlineGuard"]
+
+
+class DeadlineGuard:
+    def __init__(self, ends_at: float, learned: dict[str, float]) -> None:
+        self.ends_at = ends_at
+        self._learned = learned
+        self._per_test: dict[str, float] = {}  # file -> its learned seconds per test
+        self.held_back = 0
+
+    @classmethod
+    def here(cls) -> DeadlineGuard | None:
+        """The guard of a process the run started under a deadline; None otherwise."""
+        ends_at = os.environ.get(DEADLINE_AT_ENV)
+        if not ends_at:
+            return None
+        durations = os.environ.get(DURATIONS_ENV)
+        return cls(float(ends_at), load_durations(Path(durations)) if durations else {})
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # L2 durations are learned per file: each of its tests takes its share.
+        tests = Counter(file_of(item.nodeid) for item in session.items)
+        for path, count in tests.items():
+            self._per_test[path] = self._learned.get(f"file:{path}", 0.0) / count
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> bool | None:
+        estimate = self._learned.get(item.nodeid) or self._per_test.get(file_of(item.nodeid), 0.0)
+        if time.time() + estimate <= self.ends_at:
+            return None
+        self.held_back += 1
+        return True  # not run: no report, no record

@@ -1,0 +1,134 @@
+"""One unrecovered failure in the summary: its headline (node id or label, outcome, rc at where
+or the exception's first line) and its details (the lifecycle path, the child that ran it,
+the last lines of its output)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from simpler.contract import strip_ansi
+from simpler.reporting.report_file import Record
+from simpler.reporting.resource_block import tail_block
+from simpler.reporting.verdicts import Analysis, Failure, Verdict
+
+__all__ = ["failure_details", "failure_headline", "failures_section", "record_text"]
+
+
+def failures_section(failures: list[Failure], analysis: Analysis, tail_lines: int) -> list[str]:
+    if not failures:
+        return ["No unrecovered failures.", ""]
+    lines = [f"*** {len(failures)} unrecovered failure(s) ***", ""]
+    for number, failure in enumerate(failures, 1):
+        lines.append(f"{number}) {failure_headline(failure)}")
+        lines += [f"  {line}" for line in failure_details(failure, analysis, tail_lines)]
+        lines.append("")
+    return lines
+
+
+def failure_headline(failure: Failure) -> str:
+    """One line naming the failure and why, fit for an annotation title."""
+    if failure.kind == "phase" and failure.phase is not None and failure.phase.errors:
+        return f"phase {failure.phase.name} failed inside simpler: {failure.phase.errors[0]}"
+    if failure.kind == "phase" and failure.phase is not None and failure.phase.interrupted:
+        return (
+            f"phase {failure.phase.name} interrupted by {failure.phase.interrupted[0]}: "
+            "its tests that had not finished have no verdict"
+        )
+    if failure.kind == "phase" and failure.phase is not None:
+        return (
+            f"phase {failure.phase.name} ended with returncode {failure.phase.returncode} "
+            "but reported no failing test"
+        )
+    if failure.kind == "child" and failure.child is not None:
+        child = failure.child
+        name = f"child {record_text(child, 'label') or '?'}"
+        if failure.nodeid:
+            name += f" ({failure.nodeid})"
+        return f"{name}: {_exit_text(child)}"
+    verdict = failure.verdict
+    assert verdict is not None  # a "test" failure always carries its verdict
+    why = "poison_skipped, never re-run" if verdict.never_rerun else verdict.outcome
+    rc = _rc_text(verdict.record)
+    return f"{verdict.nodeid}: {why}" + (f", {rc}" if rc else "")
+
+
+def failure_details(failure: Failure, analysis: Analysis, tail_lines: int = 80) -> list[str]:
+    """The lines under a failure's headline: where it ran, why, and its last output."""
+    lines: list[str] = []
+    if failure.kind == "test" and failure.verdict is not None:
+        lines += _test_details(failure.verdict, analysis)
+        if failure.verdict.never_rerun:
+            return lines  # it never ran: there is no output to show
+        lines += tail_block(record_text(failure.verdict.record, "tail"), tail_lines)
+    if failure.child is not None:
+        lines += _child_details(failure.child, tail_lines, attached=failure.kind == "test")
+    return lines
+
+
+def _test_details(verdict: Verdict, analysis: Analysis) -> list[str]:
+    record = verdict.record
+    if verdict.never_rerun and verdict.registration is not None:
+        record = {**record, **verdict.registration}  # the registration knows why it skipped
+    where = [f"phase {verdict.phase or '(none)'}", f"attempt {verdict.attempt}"]
+    where += [
+        f"{key} {record[key]}" for key in ("device", "runtime") if record.get(key) is not None
+    ]
+    if isinstance(record.get("duration_s"), int | float):
+        where.append(f"{record['duration_s']:.1f}s")
+    lines = [", ".join(where)]
+    worker = record_text(record, "worker")
+    if worker:
+        path = analysis.lifecycle.get((record_text(record, "run"), worker), [])
+        lifecycle = " -> ".join(path) or "no lifecycle records"
+        poisoned = " (this failure poisoned it)" if record.get("poisoned") else ""
+        lines.append(f"worker {worker}: {lifecycle}{poisoned}")
+    if verdict.never_rerun:
+        lines.append(
+            f"skipped because: {_one_line(record_text(record, 'reason')) or '(no reason)'}"
+        )
+        if record.get("selector"):
+            lines.append(f"poison selector: {record['selector']}")
+    elif record.get("message"):
+        lines.append(f"message: {_one_line(record_text(record, 'message'))}")
+    return lines
+
+
+def _child_details(child: Record, tail_lines: int, *, attached: bool) -> list[str]:
+    devices = ",".join(map(str, child.get("devices") or [])) or "?"
+    facts = ["never started"] if child.get("not_run") else [f"devices {devices}"]
+    if isinstance(child.get("duration_s"), int | float):
+        facts.append(f"{child['duration_s']:.1f}s")
+    if attached:  # under a failed test: say which child job ran it, and how it ended
+        facts.insert(0, f"child {record_text(child, 'label')}: {_exit_text(child)}")
+    lines = [", ".join(facts)]
+    if child.get("reached_summary") is False and not child.get("not_run"):
+        lines.append("crashed before pytest's summary line")
+    if child.get("log"):
+        lines.append(f"log: {child['log']}")
+    # The child's last lines are printed once, in the Resource phase block just above.
+    lines.append("output: in the Resource phase block above")
+    return lines
+
+
+def _exit_text(child: Record) -> str:
+    if child.get("not_run"):
+        return record_text(child, "not_run")  # it never started: there is no exit to describe
+    signal = record_text(child, "signal")
+    status = signal or f"rc={child.get('returncode')}"
+    return status + (" (timed out)" if child.get("timed_out") else "")
+
+
+def _rc_text(record: Record) -> str:
+    if record.get("rc") is None:
+        return ""
+    where = record_text(record, "where")
+    return f"rc={record['rc']}" + (f" at {where}" if where else "")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(strip_ansi(text).split())
+
+
+def record_text(record: Record, key: str) -> str:
+    value: Any = record.get(key)
+    return "" if value is None else str(value)
