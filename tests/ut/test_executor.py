@@ -252,3 +252,20 @@ def test_a_signal_is_only_noted_then_the_loop_stops_every_child_and_starts_nothi
     assert results["long0"].signal == results["long1"].signal == "SIGTERM"
     assert results["never"].extra["not_run"] == "not run: stopped by SIGTERM"
     assert restored is own_handler
+
+
+def test_at_the_deadline_what_runs_is_stopped_and_what_cannot_end_in_time_never_starts(
+    tmp_path: Path,
+) -> None:
+    running = [_job(f"run{i}", "import time; time.sleep(60)", est_s=0.5) for i in range(2)]
+    too_long = _job("too-long", "print('must not start')", est_s=600.0)
+    execution = execute([*running, too_long], [0, 1, 2], _options(tmp_path, deadline_s=1.0))
+    results = {r.label: r for r in execution.results}
+    assert execution.stopped_by == "deadline"
+    assert all(results[j.label].extra.get("deadline") for j in running)
+    assert not any(results[j.label].timed_out for j in running)  # not their own timeouts
+    assert results["too-long"].extra == {
+        "not_run": "not run: cannot end before the deadline",
+        "deadline": True,
+    }
+    assert not (tmp_path / "logs" / "too-long.log").exists()
