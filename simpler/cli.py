@@ -96,6 +96,11 @@ def _build_parser() -> OneLineParser:
     )
     add_cov_arguments(run, run=True)
     run.add_argument(
+        "--isolate",
+        choices=("file", "test"),
+        help="each L2 test file (or test) in a process of its own, as CI proper runs them",
+    )
+    run.add_argument(
         "--deadline",
         metavar="DURATION",
         help="end the run, summary printed, within DURATION of its start: 90s, 10m, 1h "

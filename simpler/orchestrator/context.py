@@ -54,6 +54,7 @@ class RunContext:
     current_phase: str = ""
     coverage: RunCoverage | None = None  # --cov: every process the run starts is measured
     deadline: Deadline | None = None  # --deadline: when the run must be over
+    isolate: str | None = None  # --isolate file|test: each L2 file or test in a process of its own
     cut_by_deadline: set[str] = field(default_factory=set)  # phases the deadline stopped
     # Follows the report file: each look reads only what was appended since the last one.
     _follower: ReportFollower | None = field(default=None, init=False, repr=False, compare=False)

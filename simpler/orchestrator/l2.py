@@ -6,6 +6,7 @@ from collections import Counter
 
 from simpler.contract import EXIT_OK
 from simpler.orchestrator.context import RunContext
+from simpler.orchestrator.isolated import isolated_l2_phase
 from simpler.orchestrator.pytest_args import l2_user_args, l2_xdist_flags
 from simpler.orchestrator.pytest_run import phase_call, phase_exit, run_pytest
 from simpler.reporting.nodeids import file_of
@@ -21,6 +22,10 @@ def l2_phase(ctx: RunContext) -> int:
     (a device worker per xdist worker would only slow them down)."""
     if ctx.l2_files is not None and not ctx.l2_files:
         return EXIT_OK  # this shard's tests are all Resource tests
+    if ctx.isolate is not None and ctx.l2_tests is not None:
+        worst = isolated_l2_phase(ctx)
+        _record_file_durations(ctx)
+        return worst
     # Not collected up front: one pass, every test taken as pooled.
     parts = ctx.l2_parts if ctx.l2_parts is not None else ("pooled",)
     worst = EXIT_OK

@@ -87,6 +87,7 @@ def prepare_run(
         shard=split.label,
         history=_history(args.history, phases),
         test_quarantine=quarantine,
+        isolate=args.isolate,
     )
     if coverage.enabled:
         ctx.coverage = RunCoverage(coverage, data_dir_of(path, ctx.run_id))

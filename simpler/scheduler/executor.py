@@ -54,6 +54,8 @@ class ExecutorOptions:
     # its estimate says cannot end by then, and what runs then is stopped. Such a job's
     # result carries ``extra["deadline"]``.
     deadline_s: float | None = None
+    # False: the pool's ids are slots, not cards (jobs that use no device): no SIMPLER_DEVICES.
+    device_env: bool = True
 
 
 @dataclass
@@ -168,7 +170,9 @@ class _Loop:
     def _start(self, job: Job, ids: tuple[int, ...]) -> None:
         spec = format_devices(list(ids))
         log = self.options.log_dir / log_name(job.label)
-        env = {**self.options.env, **dict(job.env), "SIMPLER_DEVICES": ",".join(map(str, ids))}
+        env = {**self.options.env, **dict(job.env)}
+        if self.options.device_env:
+            env["SIMPLER_DEVICES"] = ",".join(map(str, ids))
         if self.options.on_start:
             self.options.on_start(job, ids)
         child = ChildProcess(

@@ -1,0 +1,140 @@
+"""``--isolate file|test``: the L2 tests as CI proper runs them, each file (or test) in a
+process of its own, so that no test sees what another left in its process.
+
+A unit whose tests use a pooled device worker takes a device from the scheduler, as a
+Resource job does, and its tests share nothing with another unit's; the units that use no
+device run ``-j N`` at a time. Longest first, on the learned durations. One report, one
+summary, pytest's verdicts: each process writes its tests' records as the L2 pass would. A
+crash or a hang ends one unit's process, never the run: its child record names it and the
+tests it never reported count as not run. (The Resource tests are isolated already: each
+runs in a child of its own in the Resource phase.)
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from simpler.ci.child_output import announce
+from simpler.contract import EXIT_FAILED, EXIT_OK
+from simpler.orchestrator.context import RunContext
+from simpler.orchestrator.pytest_args import undistributed_options
+from simpler.orchestrator.pytest_run import deadline_env, phase_call, phase_exit
+from simpler.orchestrator.quarantine_setup import quarantine_env
+from simpler.orchestrator.run_coverage import coverage_env, result_ended
+from simpler.orchestrator.signals import Interrupted
+from simpler.reporting.nodeids import file_of
+from simpler.scheduler.durations import DEFAULT_EST_S, load_durations
+from simpler.scheduler.executor import ExecutorOptions, execute
+from simpler.scheduler.jobs import Job, JobResult
+from simpler.scheduler.locks import DeviceLocks
+
+__all__ = ["ISOLATE_MODES", "isolated_l2_phase"]
+
+ISOLATE_MODES = ("file", "test")
+
+
+@dataclass(frozen=True)
+class _Unit:
+    name: str  # the file, or the test's node id
+    tests: tuple[str, ...]
+    needs_device: bool
+
+
+def isolated_l2_phase(ctx: RunContext) -> int:
+    """Every L2 unit in a process of its own; the phase's exit as the L2 pass's would be."""
+    units = _units(ctx)
+    if not units:
+        return EXIT_OK
+    learned = load_durations(ctx.durations_file)
+    on_devices = [_job(ctx, u, learned, device=True) for u in units if u.needs_device]
+    no_device = [_job(ctx, u, learned, device=False) for u in units if not u.needs_device]
+    results = _execute(ctx, on_devices, ctx.devices, device_env=True) if on_devices else []
+    if no_device and not ctx.cut_by_deadline:
+        slots = list(range(ctx.max_parallel or len(ctx.devices)))
+        results += _execute(ctx, no_device, slots, device_env=False)
+    failed = [r for r in results if not r.ok and not r.extra.get("deadline")]
+    return max((phase_exit(r.returncode) if r.returncode is not None else EXIT_FAILED
+                for r in failed), default=EXIT_OK)  # fmt: skip
+
+
+def _units(ctx: RunContext) -> list[_Unit]:
+    tests = ctx.l2_tests or []
+    if ctx.isolate == "test":
+        return [_Unit(n, (n,), n not in ctx.l2_plain) for n in tests]
+    files: dict[str, list[str]] = {}
+    for nodeid in tests:
+        files.setdefault(file_of(nodeid), []).append(nodeid)
+    return [
+        _Unit(path, tuple(ids), any(n not in ctx.l2_plain for n in ids))
+        for path, ids in files.items()
+    ]
+
+
+def _job(ctx: RunContext, unit: _Unit, learned: dict[str, float], *, device: bool) -> Job:
+    call = phase_call(
+        ctx,
+        "l2",
+        None if device else ctx.devices,
+        attempt=1,
+        extra=["--simpler-class-lines", *([] if ctx.recovery else ["--simpler-no-recovery"])],
+        user_args=[*undistributed_options(ctx.pytest_args), *unit.tests],
+    )
+    env = {**call.env, **coverage_env(ctx, f"isolated {unit.name}"), **deadline_env(ctx)}
+    return Job(
+        unit.name, 1, tuple(call.argv), _estimate(ctx, unit, learned), env=tuple(env.items())
+    )
+
+
+def _estimate(ctx: RunContext, unit: _Unit, learned: dict[str, float]) -> float | None:
+    """L2 durations are learned per file: a unit takes its tests' share of its file's."""
+    path = file_of(unit.name)
+    seconds = learned.get(f"file:{path}")
+    if seconds is None:
+        return None
+    in_file = sum(1 for nodeid in ctx.l2_tests or () if file_of(nodeid) == path)
+    return seconds * len(unit.tests) / max(1, in_file)
+
+
+def _execute(
+    ctx: RunContext, jobs: list[Job], pool: list[int], *, device_env: bool
+) -> list[JobResult]:
+    with tempfile.TemporaryDirectory(prefix="simpler-slots-") as slots:
+        options = ExecutorOptions(
+            estimate=lambda job: job.est_s or DEFAULT_EST_S,
+            tail_lines=ctx.tail_lines,
+            log_dir=ctx.report.parent / "logs",
+            env={**os.environ, **quarantine_env(ctx.test_quarantine)},
+            on_finish=lambda result: _finished(ctx, result, on_device=device_env),
+            # Units with no device take a slot, not a card: their own locks, no SIMPLER_DEVICES.
+            locks=None if device_env else DeviceLocks(Path(slots)),
+            device_env=device_env,
+            deadline_s=ctx.deadline.left_s() if ctx.deadline is not None else None,
+        )
+        execution = execute(jobs, pool, options)
+    if execution.stopped_by in ("SIGTERM", "SIGINT"):
+        raise Interrupted(signal.Signals[execution.stopped_by])
+    if any(result.extra.get("deadline") for result in execution.results):
+        ctx.cut_by_deadline.add("l2")
+    return execution.results
+
+
+def _finished(ctx: RunContext, result: JobResult, *, on_device: bool) -> None:
+    if not on_device:
+        result.devices = []  # it held a slot of -j, not a card
+    result_ended(ctx, result, f"isolated {result.label}")
+    if not result.ok and not result.extra.get("deadline") and _died(result):
+        # Its tests' own records say what failed; a process that died says it here.
+        ctx.write("child", label=result.label, nodeid=None, returncode=result.returncode,
+                  signal=result.signal, devices=result.devices, duration_s=result.duration_s,
+                  timed_out=result.timed_out, reached_summary=result.reached_summary,
+                  tail=result.tail, log=result.log, isolated=True)  # fmt: skip
+    announce(result)
+
+
+def _died(result: JobResult) -> bool:
+    """The process ended without pytest's verdict: a signal, a timeout, or no summary line."""
+    return result.signal is not None or result.timed_out or not result.reached_summary

@@ -1,0 +1,99 @@
+"""CI's isolation on demand (issue 32): a suite whose tests contaminate one another is red in
+one process and green with ``--isolate file``; a crash ends one file's process, never the run;
+``--isolate test`` gives every test a process of its own, devices included."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+FILES = {
+    "state.py": "initialised = False\n",
+    "test_a_sets.py": """
+        import state
+
+        def test_initialises_the_process_group():
+            state.initialised = True  # as init_process_group does, once per process
+        """,
+    "test_b_expects_fresh.py": """
+        import state
+
+        def test_initialises_it_again():
+            assert not state.initialised, "the process group is initialised twice"
+        """,
+    "test_c_device.py": """
+        def test_on_a_device(worker):
+            worker.run("noop")
+
+        def test_on_a_device_again(worker):
+            worker.run("noop")
+        """,
+}
+CRASH = """
+    import os
+    import signal
+
+    def test_before():
+        pass
+
+    def test_crashes():
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    def test_after():
+        pass
+    """
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    (tmp_path / "tests").mkdir()
+    for name, body in FILES.items():
+        (tmp_path / "tests" / name).write_text(textwrap.dedent(body))
+    (tmp_path / "pytest.ini").write_text("[pytest]\npythonpath = tests\n")
+    return tmp_path
+
+
+def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SIMPLER_RUN", "SIMPLER_REP"))}
+    return subprocess.run(
+        [sys.executable, "-m", "simpler", "run", "--platform", "a5sim", "--device", "0-1",
+         *args, "--", "tests"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def _verdict(done: subprocess.CompletedProcess[str]) -> str:
+    return done.stdout.rstrip("\n").splitlines()[-1]
+
+
+def test_contamination_is_red_in_one_process_and_green_with_a_process_per_file(
+    suite: Path,
+) -> None:
+    shared = _run(suite)
+    assert shared.returncode == 1
+    assert "the process group is initialised twice" in shared.stdout
+    isolated = _run(suite, "--isolate", "file", "-j", "2")
+    assert isolated.returncode == 0, isolated.stdout[-3000:]
+    assert _verdict(isolated) == "simpler: 4 passed, 0 recovered, 0 flaky, 0 failed -> exit 0"
+
+
+def test_a_crash_ends_its_files_process_and_its_unrun_tests_are_counted(suite: Path) -> None:
+    (suite / "tests" / "test_d_crash.py").write_text(textwrap.dedent(CRASH))
+    done = _run(suite, "--isolate", "file")
+    assert done.returncode == 1
+    assert "child tests/test_d_crash.py: SIGKILL" in done.stdout
+    assert _verdict(done).endswith("5 passed, 0 recovered, 0 flaky, 1 failed, 2 not run -> exit 1")
+
+
+def test_each_test_in_a_process_of_its_own(suite: Path) -> None:
+    done = _run(suite, "--isolate", "test")
+    assert done.returncode == 0, done.stdout[-3000:]
+    runs = [line for line in done.stdout.splitlines() if line.startswith("PASS  tests/")]
+    assert len(runs) == 4 and all(" rc=0 " in line for line in runs)
+    on_devices = [line for line in runs if "test_c_device" in line]
+    assert all(" devices=0 " in line or " devices=1 " in line for line in on_devices)
