@@ -71,6 +71,7 @@ class SuiteInspection:
     listing: SuiteListing | None = None
     listing_error: str | None = None  # the suite was wanted but could not be collected
     runner_hook: bool = False  # a conftest or plugin implements pytest_simpler_create_runner
+    fork_children: bool = True  # the project's ini lets children fork from a warm process
 
 
 def inspect_suite(
@@ -97,16 +98,19 @@ def inspect_suite(
         if description.get(USAGE_ERROR_KEY):  # the project's options, fixture or loop
             raise ValueError(str(description[USAGE_ERROR_KEY]))
         hook = bool(description.get("runner_hook"))
+        fork = description.get("fork_children") is not False
         parsed = PytestArgs.read(description, pytest_args)
         _check_workers(parsed, devices)
         if listed is None:
-            return SuiteInspection(parsed, runner_hook=hook)
+            return SuiteInspection(parsed, runner_hook=hook, fork_children=fork)
         _check_hook_answers(listed)
         if done.returncode not in (0, PYTEST_NO_TESTS) or not listed.exists():
             error = f"collecting the suite failed: {(output or ['no output'])[-1]}"
-            return SuiteInspection(parsed, listing_error=error, runner_hook=hook)
+            return SuiteInspection(
+                parsed, listing_error=error, runner_hook=hook, fork_children=fork
+            )
         entries = json.loads(listed.read_text())
-    return SuiteInspection(parsed, _suite(entries), runner_hook=hook)
+    return SuiteInspection(parsed, _suite(entries), runner_hook=hook, fork_children=fork)
 
 
 def collect_suite(platform: str, devices: list[int], pytest_args: list[str]) -> SuiteListing:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from simpler.coverage.process_env import RunCoverage
+from simpler.orchestrator.children import ChildStarts
 from simpler.orchestrator.deadline import Deadline
 from simpler.orchestrator.pytest_args import PytestArgs
 from simpler.reporting import report_file
@@ -55,6 +56,7 @@ class RunContext:
     coverage: RunCoverage | None = None  # --cov: every process the run starts is measured
     deadline: Deadline | None = None  # --deadline: when the run must be over
     isolate: str | None = None  # --isolate file|test: each L2 file or test in a process of its own
+    children: ChildStarts = field(default_factory=lambda: ChildStarts("", project_allows=False))
     cut_by_deadline: set[str] = field(default_factory=set)  # phases the deadline stopped
     # Follows the report file: each look reads only what was appended since the last one.
     _follower: ReportFollower | None = field(default=None, init=False, repr=False, compare=False)

@@ -113,6 +113,7 @@ def _execute(
             locks=None if device_env else DeviceLocks(Path(slots)),
             device_env=device_env,
             deadline_s=ctx.deadline.left_s() if ctx.deadline is not None else None,
+            launcher=ctx.children.launcher,
         )
         execution = execute(jobs, pool, options)
     if execution.stopped_by in ("SIGTERM", "SIGINT"):

@@ -16,6 +16,7 @@ from simpler.contract import PHASE_ORDER
 from simpler.coverage.options import cov_options
 from simpler.coverage.process_env import RunCoverage, data_dir_of
 from simpler.devices import parse_devices
+from simpler.orchestrator.children import ChildStarts
 from simpler.orchestrator.collection import ResourceTest, SuiteListing, inspect_suite
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.deadline import DEADLINE_ENV, run_deadline
@@ -51,7 +52,7 @@ def prepare_run(
     check_env_numbers()
     quarantine = load_run_quarantine(args.quarantine, PROG)  # before anything runs
     split = RunShare.read(args)
-    listing, parsed_args = _listing(args.platform, devices, phases, pytest_args, split.splits)
+    listing, parsed_args, fork = _listing(args.platform, devices, phases, pytest_args, split.splits)
     warn_unmatched(quarantine, listing)
     l2_files: list[str] | None = None
     resource_tests = listing.resource if listing is not None else None
@@ -88,6 +89,7 @@ def prepare_run(
         history=_history(args.history, phases),
         test_quarantine=quarantine,
         isolate=args.isolate,
+        children=ChildStarts(args.platform, project_allows=fork),
     )
     if coverage.enabled:
         ctx.coverage = RunCoverage(coverage, data_dir_of(path, ctx.run_id))
@@ -143,11 +145,11 @@ def _history(explicit: Path | None, phases: list[str]) -> Path | None:
 
 def _listing(
     platform: str, devices: list[int], phases: list[str], pytest_args: list[str], split: bool
-) -> tuple[SuiteListing | None, PytestArgs]:
+) -> tuple[SuiteListing | None, PytestArgs, bool]:
     """Asked of pytest before anything starts: what each pytest arg is, for every phase that
     forwards them, and the suite when needed, so a test that can never fit is refused up front."""
     if set(phases) == {"report"}:
-        return None, PytestArgs()  # the report starts no pytest
+        return None, PytestArgs(), True  # the report starts no pytest
     try:
         # L2 needs the suite too: its tests that use no device run apart, as plain pytest.
         wanted = "resource" in phases or "l2" in phases or split
@@ -164,10 +166,10 @@ def _listing(
         # The L2 phase collects the same files and shows the error in full: the run goes red there.
         print(f"{PROG}: {found.listing_error}", file=sys.stderr)
     if listing is None:
-        return None, found.pytest_args
+        return None, found.pytest_args, found.fork_children
     if not split:  # a share is fitted once it is known: a job runs only its own tests
         _check_fit(listing.resource, devices, phases)
-    return listing, found.pytest_args
+    return listing, found.pytest_args, found.fork_children
 
 
 def _check_fit(tests: list[ResourceTest], devices: list[int], phases: list[str]) -> None:

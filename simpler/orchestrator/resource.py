@@ -65,6 +65,7 @@ def resource_phase(ctx: RunContext) -> int:
         quarantine=lambda result: sorted(quarantined_devices(ctx.records()) & set(result.devices)),
         quarantined_at_start=sorted(already),
         deadline_s=ctx.deadline.left_s() if ctx.deadline is not None else None,
+        launcher=ctx.children.launcher,
     )
     if already:
         ctx.write("quarantine", devices=sorted(already), reason="worker could not be reset in L2")

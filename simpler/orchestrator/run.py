@@ -12,6 +12,7 @@ report as the run's ruling, so the verdict line says the exit code the process r
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections import Counter
@@ -52,6 +53,8 @@ def run_phases(ctx: RunContext, phases: list[str]) -> int:
         ctx.write("coverage", **run_record(ctx.coverage, ctx.report))
     if ctx.deadline is not None:
         warn_if_too_long(ctx, phases)
+    if (ctx.resource_tests and "resource" in phases) or (ctx.isolate and "l2" in phases):
+        ctx.children.start(dict(os.environ))  # its preloads overlap the L2 phase
     with guarded_run(ctx) as guard:
         for name in phases:
             try:
@@ -60,6 +63,7 @@ def run_phases(ctx: RunContext, phases: list[str]) -> int:
                     _not_started(ctx, name, stopped_by)  # its tests are counted as not run
                     continue
                 if name == "report":
+                    ctx.children.close()  # the warm process ends with the tests
                     guard.tests_over()  # every child stopped, every leftover killed and recorded
                     ctx.ruling = _ruling(results, interrupted or guard.interrupted)
                 results[name] = _bracketed(ctx, name, PHASES[name])
@@ -69,6 +73,7 @@ def run_phases(ctx: RunContext, phases: list[str]) -> int:
                 if name not in results and name != "report":
                     _not_started(ctx, name, f"interrupted by {stop}")
                 results.setdefault(name, EXIT_FAILED)
+        ctx.children.close()
     late = guard.interrupted if interrupted is None else None  # came during the report
     ruling = _ruling(results, interrupted or late)
     told = ctx.ruling is not None and late is not None and ctx.ruling.code == late.exit_code
@@ -157,6 +162,7 @@ def _bracketed(ctx: RunContext, name: str, phase: Callable[[RunContext], int]) -
         interrupted=str(interrupted) if interrupted else None,
         error=crash,
         deadline=ctx.deadline.reason if ctx.deadline and name in ctx.cut_by_deadline else None,
+        children=ctx.children.how if ctx.children.started_any else None,
     )
     if interrupted is not None:
         raise interrupted

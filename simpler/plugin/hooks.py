@@ -90,6 +90,13 @@ _DUMP_FD = os.dup(2) if os.environ.get("SIMPLER_PHASE") else None
 RESTARTS_PER_WORKER = 2
 
 
+def after_fork() -> None:
+    """In a child forked from simpler's warm process, before pytest starts: keep the real
+    stderr for stack dumps, as a fresh child does when this module is imported."""
+    global _DUMP_FD
+    _DUMP_FD = os.dup(2) if os.environ.get("SIMPLER_PHASE") else None
+
+
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     """The hooks a project's conftest implements to plug in its own runtime."""
     from simpler.plugin import hookspecs

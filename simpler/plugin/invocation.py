@@ -24,6 +24,7 @@ from typing import Any, NoReturn
 import pytest
 
 from simpler.contract import USAGE_ERROR_KEY
+from simpler.plugin.options import FORK_CHILDREN_INI
 from simpler.plugin.project_binding import binding_problem
 from simpler.plugin.project_runtime import has_runner_hook
 
@@ -160,6 +161,8 @@ def write_arg_description(config: pytest.Config, target: Path) -> None:
     description = {"schema": 1, **(described or {"xdist": None, "args": None})}
     # Whether a conftest or plugin provides a project's runner: the CLI cannot see hooks.
     description["runner_hook"] = has_runner_hook(config)
+    # Whether the project lets simpler fork its children from a warm process (its ini).
+    description["fork_children"] = bool(config.getini(FORK_CHILDREN_INI))
     # A project's options, worker fixture or loop that simpler cannot bind: one line.
     description[USAGE_ERROR_KEY] = binding_problem(config)
     target.write_text(json.dumps(description))

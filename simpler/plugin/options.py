@@ -154,12 +154,22 @@ def add_options(parser: pytest.Parser) -> None:
     for key, text in PROJECT_OPTION_INIS.items():
         parser.addini(key, text, type="string", default="")
     parser.addini(
+        FORK_CHILDREN_INI,
+        "start simpler run's children (Resource, retry, isolated) forked from a warm process; "
+        "false: as fresh interpreters (a runtime that cannot survive a fork)",
+        type="bool",
+        default=True,
+    )
+    parser.addini(
         POOL_INI_FLAG,
         "retire one runtime's pooled worker before another's starts on the same device "
         "(as --simpler-one-runtime-per-device)",
         type="bool",
         default=False,
     )
+
+
+FORK_CHILDREN_INI = "simpler_fork_children"
 
 
 def worker_fixture_name(config: pytest.Config) -> str:

@@ -148,6 +148,9 @@ def _render(
         for p in summary.phases
         if p.name not in READER_PHASES  # the report phase reads the others; it has no counts
     ]
+    how = [p.children for p in summary.phases if p.children]
+    if how:  # said once: the last phase that started children says how the run's started
+        lines.append(f"children: {how[-1]}")
     lines.append("")
     if summary.incomplete:
         names = ", ".join(_phase_name(p, len(summary.runs) > 1) for p in analysis.incomplete_phases)

@@ -64,6 +64,7 @@ class PhaseAccount:
     interrupted: tuple[str, ...] = ()  # the signals that stopped it (SIGTERM, SIGINT)
     not_started: tuple[str, ...] = ()  # why it never started ("interrupted by SIGINT")
     deadline: tuple[str, ...] = ()  # the run's deadline cut it ("deadline 10m reached")
+    children: str = ""  # how its children started ("forked from a warm process")
 
     @property
     def incomplete(self) -> bool:
@@ -240,6 +241,7 @@ def _account_phase(name: str, records: list[Record], verdicts: dict[str, Verdict
         interrupted=tuple(_text(end, "interrupted") for end in ends if end.get("interrupted")),
         not_started=tuple(_text(end, "not_started") for end in ends if end.get("not_started")),
         deadline=tuple(_text(end, "deadline") for end in ends if end.get("deadline")),
+        children=next((_text(end, "children") for end in ends if end.get("children")), ""),
     )
 
 

@@ -47,6 +47,7 @@ UNUSABLE_PROCESS_MUST_END = 2
 _state_lock = threading.Lock()
 _faults: FaultPlan | None = None  # None: not configured yet, read SIMPLER_SIM_FAULTS
 _test: tuple[str, int] = ("", 1)
+_pushed_in: int | None = None  # the process whose library got this state (a fork has its own)
 
 
 def configure_faults(spec: str | None, source: str = "--simpler-sim-fault") -> FaultPlan:
@@ -111,15 +112,17 @@ def open_runner(platform: str, device: int, runtime: str = "default") -> Runner:
 
 
 def _loaded_library(platform: str) -> library.NativeLibrary:
-    global _faults
+    global _faults, _pushed_in
     with _state_lock:
         first_load = library.kind_for(platform) not in {n.kind for n in library.loaded()}
         if _faults is None:
             _faults = parse_faults(os.environ.get("SIMPLER_SIM_FAULTS"))
         native_library = library.load(platform)
-        if first_load:
+        # A process forked from a warm one finds the library loaded, but not told its faults.
+        if first_load or _pushed_in != os.getpid():
             native_library.push_faults(_faults)
             native_library.push_test(*_test)
+            _pushed_in = os.getpid()
     return native_library
 
 

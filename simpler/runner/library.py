@@ -123,6 +123,12 @@ def load(platform: str | None = None) -> NativeLibrary:
         return _loaded[kind]
 
 
+def preload() -> None:
+    """Load the library of ``SIMPLER_PLATFORM`` now, touching no device: a warm process does,
+    so that each child forked from it starts with the library in place."""
+    load(os.environ.get("SIMPLER_PLATFORM"))
+
+
 def loaded() -> list[NativeLibrary]:
     with _lock:
         return list(_loaded.values())

@@ -25,7 +25,7 @@ from simpler.devices import format_devices
 from simpler.scheduler.jobs import Job, JobResult, Running
 from simpler.scheduler.locks import DeviceLocks
 from simpler.scheduler.policy import order_jobs, pick, unfittable
-from simpler.scheduler.process import ChildProcess, signal_name, stop_trees
+from simpler.scheduler.process import ChildProcess, Launcher, signal_name, stop_trees
 
 __all__ = ["Execution", "ExecutorOptions", "execute", "log_name"]
 
@@ -56,6 +56,7 @@ class ExecutorOptions:
     deadline_s: float | None = None
     # False: the pool's ids are slots, not cards (jobs that use no device): no SIMPLER_DEVICES.
     device_env: bool = True
+    launcher: Launcher | None = None  # how a child starts; None: a fresh interpreter
 
 
 @dataclass
@@ -176,7 +177,11 @@ class _Loop:
         if self.options.on_start:
             self.options.on_start(job, ids)
         child = ChildProcess(
-            job.command_for(spec), env=env, log_path=log, tail_lines=self.options.tail_lines
+            job.command_for(spec),
+            env=env,
+            log_path=log,
+            tail_lines=self.options.tail_lines,
+            launcher=self.options.launcher,
         )
         now = self._now()
         running = Running(job, ids, now, now + self.options.estimate(job))

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
 import psutil
 
@@ -27,7 +27,11 @@ __all__ = [
     "LIVE",
     "REACHED_SUMMARY",
     "ChildProcess",
+    "Launcher",
     "LiveChildren",
+    "PopenLike",
+    "die_with_parent",
+    "fresh_interpreter",
     "signal_name",
     "stop_trees",
 ]
@@ -83,6 +87,37 @@ class LiveChildren:
 LIVE = LiveChildren()
 
 
+def fresh_interpreter(
+    argv: list[str], env: dict[str, str], cwd: str | None, *, capture: bool = True
+) -> subprocess.Popen[bytes]:
+    """A child as a new process of its own: its session, its output piped (when captured)."""
+    return subprocess.Popen(
+        argv,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE if capture else None,
+        stderr=subprocess.STDOUT if capture else None,
+        start_new_session=True,  # its own process group: a signal to us is not a signal to it
+        preexec_fn=die_with_parent,
+    )
+
+
+class PopenLike(Protocol):
+    """What a child is to :class:`ChildProcess`: ``subprocess.Popen``'s face."""
+
+    pid: int
+    returncode: int | None
+    stdout: IO[bytes] | None
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+
+Launcher = Callable[[list[str], dict[str, str], str | None], PopenLike]
+
+
 class ChildProcess:
     """A child whose output goes to ``sink`` line by line and whose last lines are kept."""
 
@@ -96,8 +131,11 @@ class ChildProcess:
         tail_lines: int = 80,
         cwd: str | None = None,
         capture: bool = True,
+        launcher: Launcher | None = None,
     ) -> None:
-        """``capture=False`` leaves the child on our stdout (a terminal stays a terminal)."""
+        """``capture=False`` leaves the child on our stdout (a terminal stays a terminal).
+        ``launcher``: starts the child another way than a fresh interpreter (a fork of the
+        warm process); it captures the output, and returns what stands for the Popen."""
         self.started = time.monotonic()
         self.reached_summary = False
         self.timed_out = False
@@ -107,15 +145,10 @@ class ChildProcess:
         if log_path is not None:
             log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log = log_path.open("w", encoding="utf-8", errors="replace")
-        self._popen = subprocess.Popen(
-            list(argv),
-            env=env,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE if capture else None,
-            stderr=subprocess.STDOUT if capture else None,
-            start_new_session=True,  # its own process group: a signal to us is not a signal to it
-            preexec_fn=_die_with_parent,
+        self._popen: PopenLike = (
+            launcher(list(argv), env, cwd)
+            if launcher is not None and capture
+            else fresh_interpreter(list(argv), env, cwd, capture=capture)
         )
         LIVE.add(self)
         self._capture = capture
@@ -228,7 +261,7 @@ def _wait_gone(
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In the child, before exec: if the orchestrator is SIGKILLed, take this child with it.
 
     Linux only (prctl); elsewhere a killed orchestrator's children are left to their

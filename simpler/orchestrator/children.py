@@ -1,0 +1,101 @@
+"""How a run's children start (Resource children, retry processes, isolated units): forked
+from a warm process that has imported pytest, the plugin and the runner's library and
+touched no device, or, where forking is unsafe, as fresh interpreters as before.
+
+Forking is unsafe for a platform whose runtime cannot survive a fork (``cuda``: a CUDA
+context is lost in a forked child), for a project that says so (ini
+``simpler_fork_children = false``), or when ``SIMPLER_FORK_CHILDREN=0``. The warm process
+starts with the first child; if it cannot start, or dies, the children left start fresh,
+and the summary says so once (:attr:`ChildStarts.how`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from simpler.contract import SIM_PLATFORMS
+from simpler.scheduler.process import Launcher, PopenLike, fresh_interpreter
+from simpler.scheduler.warm_client import WarmProcess, WarmProcessGone
+
+__all__ = ["FORK_ENV", "ChildStarts"]
+
+FORK_ENV = "SIMPLER_FORK_CHILDREN"
+FORKED = "forked from a warm process"
+# What the warm process imports before it forks: what every child would import first.
+# Not pytest-xdist, nor any other plugin: pytest warns that an imported plugin cannot have its
+# asserts rewritten (simpler's packages say they need none).
+PRELOAD = ("pytest", "numpy", "simpler.plugin.hooks")
+SIM_LIBRARY = "simpler.runner.library:preload"  # builds or loads the simulator, no device
+AFTER_FORK = ("simpler.plugin.hooks:after_fork",)
+
+
+class ChildStarts:
+    def __init__(self, platform: str, *, project_allows: bool = True) -> None:
+        self.platform = platform
+        self.how = FORKED
+        unsafe = _why_fresh(platform, project_allows)
+        if unsafe is not None:
+            self.how = f"fresh interpreters ({unsafe})"
+        self._warm: WarmProcess | None = None
+        self.started_any = False  # a child was started through this (said in the summary)
+
+    @property
+    def forking(self) -> bool:
+        return self.how == FORKED
+
+    @property
+    def launcher(self) -> Launcher | None:
+        return self._launch if self.forking else None
+
+    def start(self, env: dict[str, str]) -> None:
+        """Start the warm process now, so that its preloads run while the run does other
+        work (the L2 phase); the first child then forks at once."""
+        if self.forking and self._warm is None:
+            self._warm = WarmProcess(self._preload(), list(AFTER_FORK), self._warm_env(env))
+
+    def close(self) -> None:
+        if self._warm is not None:
+            self._warm.close()
+            self._warm = None
+
+    def _launch(self, argv: list[str], env: dict[str, str], cwd: str | None) -> PopenLike:
+        self.started_any = True
+        if not _is_pytest(argv) or not self.forking:
+            return fresh_interpreter(argv, env, cwd)
+        try:
+            self.start(env)
+            assert self._warm is not None
+            return self._warm.launch(argv, env, cwd)
+        except WarmProcessGone as gone:
+            self.how = f"fresh interpreters ({gone})"
+            print(f"simpler: {gone}; children start as fresh interpreters", flush=True)
+            return fresh_interpreter(argv, env, cwd)
+
+    def _preload(self) -> list[str]:
+        return [*PRELOAD, *([SIM_LIBRARY] if self.platform in SIM_PLATFORMS else [])]
+
+    def _warm_env(self, child_env: dict[str, str]) -> dict[str, str]:
+        """The warm process's own environment: the run's, less what names one process (its
+        phase, devices, coverage: a warm process that runs no test measures nothing)."""
+        per_child = ("SIMPLER_PHASE", "SIMPLER_DEVICES", "SIMPLER_ATTEMPT", "SIMPLER_COV_LABEL")
+        env = {k: v for k, v in child_env.items() if k not in per_child}
+        env.pop("COVERAGE_PROCESS_CONFIG", None)
+        env.pop("COVERAGE_PROCESS_START", None)
+        return {**env, "SIMPLER_PLATFORM": self.platform}
+
+
+def _why_fresh(platform: str, project_allows: bool) -> str | None:
+    if os.environ.get(FORK_ENV, "1") in ("0", "false", "no"):
+        return f"{FORK_ENV}=0"
+    if not project_allows:
+        return "the project's simpler_fork_children = false"
+    if platform == "cuda":
+        return "platform cuda: a CUDA context does not survive a fork"
+    if sys.platform != "linux":
+        return "forking children is done on Linux only"
+    return None
+
+
+def _is_pytest(argv: list[str]) -> bool:
+    return argv[:3] == [sys.executable, "-m", "pytest"]

@@ -1,0 +1,165 @@
+"""The warm process: a child's start-up paid once, as CPython's ``forkserver`` and Android's
+zygote pay it.
+
+``python -m simpler.scheduler.warm_process FD [--preload NAME]... [--after-fork NAME]...``
+imports what every child would import (pytest, the plugin, the runner's library: ``NAME``
+is a module, or ``module:function`` to call), touches no device, and then forks one child per
+request that arrives on the SOCK_SEQPACKET socket ``FD``. A request is one JSON message with
+the child's stdout as its one passed file descriptor: ``{"id", "argv", "env", "cwd"}``, argv
+being a ``python -m pytest ...`` command line. Each child gets a session and process group
+of its own, that environment, that folder, dies with this process (which dies with the
+orchestrator), runs ``pytest.main`` and exits with its code; its atexit handlers run (coverage
+saves there). Replies, one JSON message each: ``{"ready": pid}`` once, ``{"id", "pid"}`` per
+child started (or ``{"id", "error"}``), ``{"exited": pid, "returncode"}`` per child reaped
+(negative: the signal that ended it, as ``subprocess`` says it). The socket's end ends it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import traceback
+from typing import Any
+
+from simpler.scheduler.process import die_with_parent
+
+__all__ = ["main"]
+
+MAX_MESSAGE = 1 << 20
+FATAL_SIGNALS = (signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT)
+POLL_S = 0.05
+
+
+def main(argv: list[str]) -> int:
+    fd, preload, after_fork = _parse(argv)
+    for name in preload:
+        _call(name)
+    channel = socket.socket(fileno=fd)
+    _send(channel, {"ready": os.getpid()})
+    children: set[int] = set()
+    while True:
+        readable, _, _ = select.select([channel], [], [], POLL_S)
+        for pid, returncode in _reaped(children):
+            _send(channel, {"exited": pid, "returncode": returncode})
+        if not readable:
+            continue
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(channel, MAX_MESSAGE, 1)
+        except OSError:
+            return 0
+        if not data:
+            return 0  # the orchestrator is done with us
+        request = json.loads(data)
+        try:
+            pid = _fork(channel, request, fds, after_fork)
+        except OSError as error:
+            _send(channel, {"id": request["id"], "error": str(error)})
+            continue
+        finally:
+            for passed in fds:
+                os.close(passed)
+        children.add(pid)
+        _send(channel, {"id": request["id"], "pid": pid})
+
+
+def _parse(argv: list[str]) -> tuple[int, list[str], list[str]]:
+    fd = int(argv[0])
+    preload: list[str] = []
+    after_fork: list[str] = []
+    for flag, value in zip(argv[1::2], argv[2::2], strict=True):
+        (preload if flag == "--preload" else after_fork).append(value)
+    return fd, preload, after_fork
+
+
+def _call(name: str) -> None:
+    module, _, function = name.partition(":")
+    loaded = importlib.import_module(module)
+    if function:
+        getattr(loaded, function)()
+
+
+def _send(channel: socket.socket, message: dict[str, Any]) -> None:
+    channel.send(json.dumps(message).encode())
+
+
+def _reaped(children: set[int]) -> list[tuple[int, int]]:
+    done = []
+    for pid in list(children):
+        try:
+            waited, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            children.discard(pid)
+            continue
+        if waited:
+            children.discard(pid)
+            done.append((pid, os.waitstatus_to_exitcode(status)))
+    return done
+
+
+def _fork(channel: socket.socket, request: dict[str, Any], fds: list[int], after: list[str]) -> int:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:  # the child: never returns into the server's loop
+        channel.close()
+        code = _run_child(request, fds[0], after)
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            atexit._run_exitfuncs()  # what a fresh interpreter would run on its way out
+        finally:
+            os._exit(code)
+    return 0  # not reached
+
+
+def _run_child(request: dict[str, Any], out: int, after: list[str]) -> int:
+    os.setsid()  # a session and process group of its own, as a fresh child gets
+    die_with_parent()
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    # As a fresh interpreter has them: cling (loaded with the runner's library) catches the
+    # fatal signals to turn them into exceptions; a child that crashes must die of its signal.
+    for signum in (signal.SIGTERM, signal.SIGCHLD, signal.SIGUSR1, *FATAL_SIGNALS):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    argv = list(request["argv"])
+    sys.argv = [argv[0], *argv[3:]]  # python -m pytest ARGS: pytest sees ARGS
+    _start_coverage()
+    for name in after:
+        _call(name)
+    import pytest
+
+    return int(pytest.main(argv[3:]))
+
+
+def _start_coverage() -> None:
+    """A measured run's child starts coverage.py as its .pth file would at interpreter start
+    (the warm process itself is not measured: nothing of the child's code runs there)."""
+    if os.environ.get("COVERAGE_PROCESS_CONFIG") or os.environ.get("COVERAGE_PROCESS_START"):
+        import coverage
+
+        coverage.process_startup(force=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
