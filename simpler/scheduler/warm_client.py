@@ -12,6 +12,7 @@ launcher falls back by itself, and says why once (:attr:`WarmProcess.fallback`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -104,6 +105,12 @@ class WarmProcess:
 
     def close(self) -> None:
         """Ends the warm process: the end of its socket is its signal to exit."""
+        with self._changed:
+            self.gone = self.gone or "the warm process was closed"
+        with contextlib.suppress(OSError):  # wakes our reader, ends the warm process
+            self._channel.shutdown(socket.SHUT_RDWR)
+        self._ready.set()
+        self._reader.join(timeout=5)
         self._channel.close()
         try:
             self._process.wait(timeout=5)
@@ -135,8 +142,8 @@ class WarmProcess:
                 return
 
     def _receive(self, timeout: float | None) -> dict[str, Any] | None:
-        self._channel.settimeout(timeout)
         try:
+            self._channel.settimeout(timeout)
             data = self._channel.recv(1 << 16)
         except (OSError, TimeoutError):
             return None

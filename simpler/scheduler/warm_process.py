@@ -41,7 +41,10 @@ def main(argv: list[str]) -> int:
     for name in preload:
         _call(name)
     channel = socket.socket(fileno=fd)
-    _send(channel, {"ready": os.getpid()})
+    try:
+        _send(channel, {"ready": os.getpid()})
+    except OSError:
+        return 0  # nobody is listening any more
     children: set[int] = set()
     while True:
         readable, _, _ = select.select([channel], [], [], POLL_S)
