@@ -1,4 +1,7 @@
-"""recovery: a pooled device worker's life, from healthy through poisoned to rebuilt or skipped."""
+"""recovery: a pooled device worker's life, from healthy through poisoned to rebuilt or skipped.
+
+PYTEST_DONT_REWRITE (as the ``simpler`` package says why).
+"""
 
 from recovery.lifecycle import STATES, TRANSITIONS, PooledWorker, WorkerKey
 from recovery.policy import poisons_worker
