@@ -11,6 +11,7 @@ table and the totals, renders a timeline of the runs, and exits 1 on any miss.
     nox -s chaos -- --only history    # the history database's cells only (chaos_history.py)
     nox -s chaos -- --only fleet      # a planned matrix's cells only (chaos_fleet.py)
     nox -s chaos -- --only coverage   # simpler run --cov's cells only (chaos_coverage.py)
+    nox -s chaos -- --only isolation  # deadline, signals, --isolate (chaos_isolation.py)
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pathlib import Path
 from chaos_coverage import coverage_cells
 from chaos_fleet import fleet_cells
 from chaos_history import history_cells
+from chaos_isolation import isolation_cells
 from chaos_processes import no_leftovers, signal_mid_resource_phase
 from chaos_report_file import concurrent_appends, print_table, render_timeline
 from chaos_test_quarantine import QUARANTINE_SCENARIOS, refused_checks, write_quarantine
@@ -362,6 +364,7 @@ def main() -> int:
         history = history_cells(workdir) if not args.only or "history" in args.only else []
         history += fleet_cells(workdir) if not args.only or "fleet" in args.only else []
         history += coverage_cells(workdir) if not args.only or "coverage" in args.only else []
+        history += isolation_cells(workdir) if not args.only or "isolation" in args.only else []
         print_table(outcomes, CHECKS)
         print(
             f"report file, 16 writers x 2,000 appends: {concurrency}"

@@ -38,6 +38,7 @@ class ChildStarts:
         if unsafe is not None:
             self.how = f"fresh interpreters ({unsafe})"
         self._warm: WarmProcess | None = None
+        self.preload_more: list[str] = []  # what this run's children need too (coverage.py)
         self.started_any = False  # a child was started through this (said in the summary)
 
     @property
@@ -73,7 +74,8 @@ class ChildStarts:
             return fresh_interpreter(argv, env, cwd)
 
     def _preload(self) -> list[str]:
-        return [*PRELOAD, *([SIM_LIBRARY] if self.platform in SIM_PLATFORMS else [])]
+        library = [SIM_LIBRARY] if self.platform in SIM_PLATFORMS else []
+        return [*PRELOAD, *self.preload_more, *library]
 
     def _warm_env(self, child_env: dict[str, str]) -> dict[str, str]:
         """The warm process's own environment: the run's, less what names one process (its

@@ -127,7 +127,8 @@ def _finished(ctx: RunContext, result: JobResult, *, on_device: bool) -> None:
     if not on_device:
         result.devices = []  # it held a slot of -j, not a card
     result_ended(ctx, result, f"isolated {result.label}")
-    if not result.ok and not result.extra.get("deadline") and _died(result):
+    stopped = result.extra.get("deadline") or result.extra.get("interrupted")
+    if not result.ok and not stopped and _died(result):
         # Its tests' own records say what failed; a process that died says it here.
         ctx.write("child", label=result.label, nodeid=None, returncode=result.returncode,
                   signal=result.signal, devices=result.devices, duration_s=result.duration_s,

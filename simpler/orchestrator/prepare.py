@@ -93,6 +93,7 @@ def prepare_run(
     )
     if coverage.enabled:
         ctx.coverage = RunCoverage(coverage, data_dir_of(path, ctx.run_id))
+        ctx.children.preload_more.append("coverage")  # each child starts it after its fork
     # Last: the collection above is part of the start-up the deadline must leave room for.
     ctx.deadline = run_deadline(args.deadline or os.environ.get(DEADLINE_ENV), PROG)
     return ctx, phases

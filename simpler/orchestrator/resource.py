@@ -111,10 +111,15 @@ def _coverage_label(nodeid: str) -> str:
 
 def _finished(ctx: RunContext, result: JobResult) -> None:
     result_ended(ctx, result, _coverage_label(result.nodeid or result.label))
-    if result.extra.get("deadline"):
-        # Stopped at the deadline or never started for it: its test, unless it reported
-        # already, is counted as not run from the phase's plan; its child is no failure.
-        why = result.extra.get("not_run") or "stopped at the deadline"
+    if result.extra.get("deadline") or result.extra.get("interrupted"):
+        # Stopped (or never started) for the deadline or a signal: its test, unless it
+        # reported already, is counted as not run from the phase's plan; its child is no failure.
+        stopped = (
+            "at the deadline"
+            if result.extra.get("deadline")
+            else "by " + str(result.extra["interrupted"])
+        )
+        why = result.extra.get("not_run") or f"stopped {stopped}"
         print(f"simpler: {result.nodeid or result.label}: {why}", flush=True)
         return
     fields = result.serialize()

@@ -210,7 +210,7 @@ class _Loop:
             start_s=round(active.running.started_s, 3),
             end_s=round(end, 3),
             pid=active.child.pid,
-            extra={"deadline": True} if active.stopped_at_deadline else {},
+            extra=self._stop_marks(deadline=active.stopped_at_deadline),
         )
         self.results.append(result)
         if self.options.quarantine:
@@ -251,6 +251,14 @@ class _Loop:
             self._not_run(job, f"not run: stopped by {self.stopped_by}", deadline=deadline)
         self.waiting.clear()
 
+    def _stop_marks(self, *, deadline: bool) -> dict[str, object]:
+        """What stopped a job from outside: the deadline, or a signal to the orchestrator
+        (``interrupted``): its test is not run, and its child is no failure of its own."""
+        marks: dict[str, object] = {"deadline": True} if deadline else {}
+        if self.signalled is not None:
+            marks["interrupted"] = self.signalled
+        return marks
+
     def _drop_jobs_past_the_deadline(self) -> None:
         deadline = self.options.deadline_s
         if deadline is None:
@@ -282,7 +290,7 @@ class _Loop:
             nodeid=job.nodeid,
             start_s=self._now(),
             end_s=self._now(),
-            extra={"not_run": reason, **({"deadline": True} if deadline else {})},
+            extra={"not_run": reason, **self._stop_marks(deadline=deadline)},
         )
         self.results.append(result)
         if self.options.on_finish:
