@@ -14,7 +14,8 @@ __all__ = ["announce", "status_line"]
 
 
 def status_line(result: JobResult) -> str:
-    verdict = "PASS" if result.ok else "FAIL"
+    stopped = result.extra.get("deadline") or result.extra.get("interrupted")
+    verdict = "PASS" if result.ok else ("STOP" if stopped else "FAIL")
     if result.timed_out:
         exit_text = "timed out"
     elif result.signal:

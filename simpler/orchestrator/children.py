@@ -28,6 +28,7 @@ FORKED = "forked from a warm process"
 PRELOAD = ("pytest", "numpy", "simpler.plugin.hooks")
 SIM_LIBRARY = "simpler.runner.library:preload"  # builds or loads the simulator, no device
 AFTER_FORK = ("simpler.plugin.hooks:after_fork",)
+WARM_PYTEST = "simpler.scheduler.warm_process:warm_pytest"  # last: the plugins as pytest loads them
 
 
 class ChildStarts:
@@ -75,7 +76,7 @@ class ChildStarts:
 
     def _preload(self) -> list[str]:
         library = [SIM_LIBRARY] if self.platform in SIM_PLATFORMS else []
-        return [*PRELOAD, *self.preload_more, *library]
+        return [*PRELOAD, *self.preload_more, *library, WARM_PYTEST]
 
     def _warm_env(self, child_env: dict[str, str]) -> dict[str, str]:
         """The warm process's own environment: the run's, less what names one process (its

@@ -27,7 +27,7 @@ from simpler.orchestrator.quarantine_setup import quarantine_env
 from simpler.orchestrator.run_coverage import coverage_env, result_ended
 from simpler.orchestrator.signals import Interrupted
 from simpler.reporting.nodeids import file_of
-from simpler.scheduler.durations import DEFAULT_EST_S, load_durations
+from simpler.scheduler.durations import load_durations
 from simpler.scheduler.executor import ExecutorOptions, execute
 from simpler.scheduler.jobs import Job, JobResult
 from simpler.scheduler.locks import DeviceLocks
@@ -104,7 +104,10 @@ def _execute(
 ) -> list[JobResult]:
     with tempfile.TemporaryDirectory(prefix="simpler-slots-") as slots:
         options = ExecutorOptions(
-            estimate=lambda job: job.est_s or DEFAULT_EST_S,
+            # Longest first on what was learned; a unit never measured is judged by nothing
+            # else, and the deadline does not keep it from starting.
+            estimate=lambda job: job.est_s or 0.0,
+            job_timeout_s=ctx.job_timeout_s,
             tail_lines=ctx.tail_lines,
             log_dir=ctx.report.parent / "logs",
             env={**os.environ, **quarantine_env(ctx.test_quarantine)},
@@ -127,6 +130,9 @@ def _finished(ctx: RunContext, result: JobResult, *, on_device: bool) -> None:
     if not on_device:
         result.devices = []  # it held a slot of -j, not a card
     result_ended(ctx, result, f"isolated {result.label}")
+    if result.extra.get("not_run"):  # the deadline or a signal kept it from starting
+        print(f"simpler: {result.label}: {result.extra['not_run']}", flush=True)
+        return
     stopped = result.extra.get("deadline") or result.extra.get("interrupted")
     if not result.ok and not stopped and _died(result):
         # Its tests' own records say what failed; a process that died says it here.

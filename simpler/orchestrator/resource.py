@@ -65,6 +65,7 @@ def resource_phase(ctx: RunContext) -> int:
         quarantine=lambda result: sorted(quarantined_devices(ctx.records()) & set(result.devices)),
         quarantined_at_start=sorted(already),
         deadline_s=ctx.deadline.left_s() if ctx.deadline is not None else None,
+        deadline_estimate=estimator(load_measurements(ctx.durations_file), default=0.0),
         launcher=ctx.children.launcher,
     )
     if already:

@@ -150,9 +150,10 @@ def _bracketed(ctx: RunContext, name: str, phase: Callable[[RunContext], int]) -
         crash = f"{type(error).__name__}: {error}"
         print(f"simpler: phase {name} failed inside simpler: {crash}", file=sys.stderr)
         returncode = EXIT_INFRA
-    counts = Counter(
-        r["outcome"] for r in ctx.records() if r.get("type") == "test" and r.get("phase") == name
-    )
+    records = [r for r in ctx.records() if r.get("phase") == name]
+    counts = Counter(r["outcome"] for r in records if r.get("type") == "test")
+    if any(r.get("type") == "session" and r.get("deadline_held_back") for r in records):
+        ctx.cut_by_deadline.add(name)  # the plugin kept tests from starting: the deadline cut it
     ctx.write(
         "phase",
         event="end",

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from simpler.contract import DEADLINE_AT_ENV, DURATIONS_ENV
+from simpler.plugin.options import PluginSettings
+from simpler.plugin.state import write_record
 from simpler.reporting.nodeids import file_of
 from simpler.scheduler.durations import load_durations
 
@@ -22,6 +24,7 @@ class DeadlineGuard:
     def __init__(self, ends_at: float, learned: dict[str, float]) -> None:
         self.ends_at = ends_at
         self._learned = learned
+        self.settings: PluginSettings | None = None  # where to say what was held back
         self._per_test: dict[str, float] = {}  # file -> its learned seconds per test
         self.held_back = 0
 
@@ -39,6 +42,11 @@ class DeadlineGuard:
         tests = Counter(file_of(item.nodeid) for item in session.items)
         for path, count in tests.items():
             self._per_test[path] = self._learned.get(f"file:{path}", 0.0) / count
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        # The orchestrator learns from this that the deadline cut the phase.
+        if self.held_back and self.settings is not None:
+            write_record(self.settings, {"type": "session", "deadline_held_back": self.held_back})
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> bool | None:

@@ -151,6 +151,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _measure_coverage(config, settings)
     guard = DeadlineGuard.here()
     if guard is not None:
+        guard.settings = settings
         config.pluginmanager.register(guard, "simpler-deadline")
     bind_project(config)  # the pool serves the project's worker fixture; simpler dispatches
     if _DUMP_FD is not None:

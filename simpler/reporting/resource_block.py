@@ -96,7 +96,9 @@ def render_resource_failures(
     failed = failed_children(children)
     if not failed:
         return ""
-    lines = [f"*** Resource phase failed: {len(failed)} child job(s) ***", ""]
+    phases = {str(child.get("phase") or "resource") for child in failed}
+    where = "Resource phase" if phases == {"resource"} else f"phase {', '.join(sorted(phases))}"
+    lines = [f"*** {where} failed: {len(failed)} child job(s) ***", ""]
     for number, child in enumerate(failed, 1):
         lines += _child_block(number, child, tail_lines)
         lines.append("")

@@ -54,6 +54,9 @@ class ExecutorOptions:
     # its estimate says cannot end by then, and what runs then is stopped. Such a job's
     # result carries ``extra["deadline"]``.
     deadline_s: float | None = None
+    # A job's duration as the deadline judges it: only what is known (measured, or the job's
+    # own estimate) keeps it from starting; None: ``estimate``.
+    deadline_estimate: Callable[[Job], float] | None = None
     # False: the pool's ids are slots, not cards (jobs that use no device): no SIMPLER_DEVICES.
     device_env: bool = True
     launcher: Launcher | None = None  # how a child starts; None: a fresh interpreter
@@ -264,7 +267,8 @@ class _Loop:
         if deadline is None:
             return
         left = deadline - self._now()
-        for job in [j for j in self.waiting if self.options.estimate(j) > left]:
+        judge = self.options.deadline_estimate or self.options.estimate
+        for job in [j for j in self.waiting if judge(j) > left]:
             self.waiting.remove(job)
             self._not_run(job, "not run: cannot end before the deadline", deadline=True)
 
