@@ -580,6 +580,12 @@ BENCHMARKS: dict[str, Callable[[int], list[Figure]]] = {
     # report's combine of 200 processes' data files against `coverage combine`.
     "coverage_run": lambda repeats: _figures("bench_coverage", "run_figures", min(repeats, 5)),
     "coverage_combine": lambda repeats: _figures("bench_coverage", "combine_figures", repeats),
+    # A Resource child forked from the warm process against a fresh interpreter, the scene
+    # suite against plain `pytest -n 2`, and --isolate file against one pytest process (a
+    # generated suite of 1,000 tests: ~50 s a round, at most 3 rounds).
+    "fork_startup": lambda repeats: _figures("bench_isolation", "startup_figures", min(repeats, 5)),
+    "scene_vs_xdist": lambda repeats: _figures("bench_isolation", "scene_suite", min(repeats, 5)),
+    "isolation": lambda repeats: _figures("bench_isolation", "isolation_suite", min(repeats, 3)),
 }
 
 
