@@ -8,7 +8,9 @@
 - SIGTERM while an ``--isolate file`` unit's test runs: exit 143, the summary printed, that
   file's unrun tests counted as not run;
 - a suite whose files contaminate one another: red in one process, green with
-  ``--isolate file -j 2``.
+  ``--isolate file -j 2``;
+- the warm process that children fork from killed by one of them: that child is named, the
+  other Resource tests run in fresh interpreters, and the summary says how children started.
 
 Every run is a real ``simpler run --platform a5sim --device 0-1`` in a copy of
 ``chaos_suite/iso_suite`` (its own root, report and learned durations); each must end with
@@ -43,6 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "scripts" / "chaos_suite" / "iso_suite"
 L2, RESOURCE, LONG = "test_iso_l2.py", "test_iso_resource.py", "test_iso_long.py"
 SETS, FRESH = "test_iso_a_sets.py", "test_iso_b_fresh.py"
+WARM = "test_iso_warm.py"
 DEADLINE_S = 12  # the Resource phase starts 2-4 s in; its tests must end 3 s before this
 WORK_S = 20  # each Resource workload under the deadline: far longer than the run may last
 _VERDICT = re.compile(
@@ -70,6 +73,9 @@ class Run:
     def last(self) -> str:
         lines = self.out.rstrip("\n").splitlines()
         return lines[-1] if lines else ""
+
+    def last_screen(self) -> str:
+        return "\n".join(self.out.rstrip("\n").splitlines()[-40:])
 
     def verdict(self) -> tuple[int, int, int, str] | None:
         """The verdict line's passed, failed and not run counts, and its reason (or '')."""
@@ -99,7 +105,13 @@ class Run:
 def isolation_cells(workdir: Path) -> list[Cell]:
     folder = workdir / "isolation"
     folder.mkdir(parents=True, exist_ok=True)
-    cells = (_deadline_mid_resource, _sigint_between_phases, _sigterm_isolated, _contamination)
+    cells = (
+        _deadline_mid_resource,
+        _sigint_between_phases,
+        _sigterm_isolated,
+        _contamination,
+        _warm_process_killed,
+    )
     return [_guarded(cell, folder) for cell in cells]
 
 
@@ -282,3 +294,18 @@ def _contamination(folder: Path) -> Cell:
     isolated.expect(isolated.last == expected, f"verdict {isolated.last[-100:]!r}")
     shared.problems += [f"isolated: {p}" for p in isolated.problems]
     return _cell(name, shared, f"shared exit {shared.rc}, --isolate file -j 2 exit {isolated.rc}")
+
+
+def _warm_process_killed(folder: Path) -> Cell:
+    """A forked child kills the warm process: the run falls back to fresh interpreters."""
+    name = "isolation: warm process killed"
+    copy = _copy(folder, "warm")
+    run = _run(copy, "warm", 1, "--phases", "resource,report", "--new-run", "--",
+               WARM, RESOURCE, CHAOS_ISO_KILL_WARM="1")  # fmt: skip
+    outcomes = run.outcomes()
+    others = {n: o for n, o in outcomes.items() if not n.startswith(WARM)}
+    run.expect(len(others) == 4 and set(others.values()) == {"passed"}, f"others: {others}")
+    run.expect("children start as fresh interpreters" in run.out, "the fallback was not said")
+    run.expect("children: fresh interpreters (" in run.out, "the summary says no fallback")
+    run.expect(f"{WARM}::test_kills_the_warm_process" in run.last_screen(), "the killer unnamed")
+    return _cell(name, run, f"{len(others)} others passed fresh; the killer named; exit {run.rc}")
