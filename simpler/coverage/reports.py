@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from simpler.coverage.accounts import ProcessAccount
 from simpler.coverage.combine import Combined
 from simpler.coverage.options import CovOptions, Report
+from simpler.coverage.split_totals import split_totals
 
 if TYPE_CHECKING:
     from coverage import Coverage
@@ -130,6 +131,15 @@ def _totals(cov: Coverage, result: CoverageResult, term: Report | None) -> None:
     """The total (and the term report when asked): one analysis of every measured file."""
     from coverage.report import SummaryReporter
 
+    if term is None:  # the figure only: the files' analysis can be split over two cores
+        split = split_totals(
+            Path(str(cov.get_option("run:data_file"))), cov.config.config_file or True,
+            sorted(cov.get_data().measured_files()),
+        )  # fmt: skip
+        if split is not None:
+            result.percent = split.pc_covered
+            result.statements, result.files = split.n_statements, split.n_files
+            return
     text = io.StringIO()
     cov.config.show_missing = term is not None and term.kind == "term-missing"
     cov.config.skip_covered = bool(term and term.skip_covered)
