@@ -18,15 +18,30 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from simpler.coverage.process_env import CONTEXT_ENV, LABEL_ENV, worker_label
+from simpler.coverage.process_env import CONTEXT_ENV, LABEL_ENV, WORKERS_ENV, worker_label
 
 if TYPE_CHECKING:
     from coverage import Coverage
 
-__all__ = ["SAVE_ENV", "ProcessCoverage"]
+__all__ = ["SAVE_ENV", "ProcessCoverage", "hand_to_workers"]
 
 SAVE_ENV = "SIMPLER_COV_SAVE"
 SAVE_POINTS = ("test", "file", "exit")
+
+
+def hand_to_workers(*, distributes: bool) -> None:
+    """An xdist controller of a measured run: its workers (started after this, with its
+    environment) measure themselves; it runs no test and is not measured. One that does not
+    distribute after all (``-n 0`` somewhere) runs the tests itself: it measures itself from
+    here on."""
+    config = os.environ.pop(WORKERS_ENV, None)
+    if config is None:
+        return
+    os.environ["COVERAGE_PROCESS_CONFIG"] = config
+    if not distributes:
+        import coverage
+
+        coverage.process_startup(force=True)
 
 
 class ProcessCoverage:

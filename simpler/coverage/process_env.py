@@ -22,9 +22,20 @@ from simpler.coverage.options import CovOptions
 if TYPE_CHECKING:
     from coverage.config import CoverageConfig
 
-__all__ = ["CONTEXT_ENV", "LABEL_ENV", "RunCoverage", "data_dir_of", "slug", "worker_label"]
+__all__ = [
+    "CONTEXT_ENV",
+    "LABEL_ENV",
+    "WORKERS_ENV",
+    "RunCoverage",
+    "data_dir_of",
+    "slug",
+    "worker_label",
+]
 
 LABEL_ENV = "SIMPLER_COV_LABEL"  # the process's name in the run's coverage records
+# An xdist controller's: the config its workers measure themselves with. The controller runs
+# no test, so it is not measured: it hands this to its workers as COVERAGE_PROCESS_CONFIG.
+WORKERS_ENV = "SIMPLER_COV_WORKERS"
 CONTEXT_ENV = "SIMPLER_COV_CONTEXT"  # "test": switch contexts per test
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -58,11 +69,13 @@ class RunCoverage:
     def __post_init__(self) -> None:
         self._base: CoverageConfig | None = None
 
-    def env(self, label: str) -> dict[str, str]:
-        """What a process named ``label`` needs in its environment to measure itself."""
+    def env(self, label: str, *, workers_only: bool = False) -> dict[str, str]:
+        """What a process named ``label`` needs in its environment to measure itself (or,
+        ``workers_only``, an xdist controller to have its workers measured and not itself)."""
         config = self._config()
         config.data_file = str((self.data_dir / slug(label)).resolve())
-        env = {"COVERAGE_PROCESS_CONFIG": config.serialize(), LABEL_ENV: label}
+        variable = WORKERS_ENV if workers_only else "COVERAGE_PROCESS_CONFIG"
+        env = {variable: config.serialize(), LABEL_ENV: label}
         if self.options.context:
             env[CONTEXT_ENV] = self.options.context
         return env

@@ -48,8 +48,10 @@ def _pooled_pass(ctx: RunContext, *, part_flags: list[str]) -> int:
     extra = [*_common_flags(ctx), *part_flags, *l2_xdist_flags(ctx.pytest_args, workers)]
     user_args = l2_user_args(ctx.pytest_args, workers, ctx.l2_files)
     call = phase_call(ctx, "l2", ctx.devices, attempt=1, extra=extra, user_args=user_args)
+    numprocesses = ctx.pytest_args.numprocesses
+    distributes = numprocesses != "0" if numprocesses is not None else workers > 1
     with hold_devices(ctx.devices):
-        return phase_exit(run_pytest(ctx, call, "L2 pass"))
+        return phase_exit(run_pytest(ctx, call, "L2 pass", distributes=distributes))
 
 
 def _plain_pass(ctx: RunContext, *, part_flags: list[str]) -> int:

@@ -46,15 +46,18 @@ def phase_call(
     return call
 
 
-def run_pytest(ctx: RunContext, call: PytestCall, label: str) -> int:
+def run_pytest(ctx: RunContext, call: PytestCall, label: str, *, distributes: bool = False) -> int:
     """pytest's own exit code; its output goes straight to ours. ``label`` names the process
-    in the run's coverage."""
+    in the run's coverage; ``distributes``: an xdist controller, whose workers are measured
+    and not itself (it runs no test)."""
     sys.stdout.flush()
-    env = {**os.environ, **call.env, **coverage_env(ctx, label), **deadline_env(ctx)}
+    measured = coverage_env(ctx, label, workers_only=distributes)
+    env = {**os.environ, **call.env, **measured, **deadline_env(ctx)}
     with gha.commands_stopped_while_streaming():
         child = ChildProcess(call.argv, env=env, capture=False)
         returncode = _wait_for_deadline(ctx, child)
-    process_ended(ctx, label, child.pid, returncode)
+    if not distributes:
+        process_ended(ctx, label, child.pid, returncode)
     return returncode
 
 

@@ -17,9 +17,12 @@ if TYPE_CHECKING:
 __all__ = ["coverage_env", "process_ended", "result_ended", "run_record"]
 
 
-def coverage_env(ctx: RunContext, label: str) -> dict[str, str]:
-    """The env that makes the process ``label`` measure itself; none when the run is not."""
-    return ctx.coverage.env(label) if ctx.coverage is not None else {}
+def coverage_env(ctx: RunContext, label: str, *, workers_only: bool = False) -> dict[str, str]:
+    """The env that makes the process ``label`` measure itself (``workers_only``: only the
+    xdist workers it starts); none when the run is not measured."""
+    if ctx.coverage is None:
+        return {}
+    return ctx.coverage.env(label, workers_only=workers_only)
 
 
 def run_record(coverage: RunCoverage, report: Path) -> dict[str, object]:

@@ -179,8 +179,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _measure_coverage(config: pytest.Config, settings: PluginSettings) -> None:
     """In a process a measured run started: name it, name each test's lines, save per test."""
-    from simpler.coverage.in_process import ProcessCoverage
+    from simpler.coverage.in_process import ProcessCoverage, hand_to_workers
 
+    hand_to_workers(distributes=bool(getattr(config.option, "numprocesses", 0)))
     worker = getattr(config, "workerinput", {}).get("workerid")
     measured = ProcessCoverage.here(worker=worker, attempt=settings.attempt)
     if measured is not None:

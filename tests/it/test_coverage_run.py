@@ -310,6 +310,7 @@ def test_the_scene_suite_under_cov_ends_with_one_coverage_line_of_every_process(
     last = done.stdout.rstrip("\n").splitlines()
     assert sum(line.startswith("Coverage: ") for line in last) == 1
     assert last[-2].startswith("Coverage: ") and "coverage lost" not in done.stdout
-    # The L2 pass, its two xdist workers, the plain pass and three Resource children at least.
-    assert int(last[-2].split(" processes combined")[0].rsplit(" ", 1)[-1]) >= 6
+    # The L2 pass's two xdist workers (not their controller: it runs no test) and the three
+    # Resource children at least.
+    assert int(last[-2].split(" processes combined")[0].rsplit(" ", 1)[-1]) >= 5
     assert (tmp_path / ".coverage").is_file()
