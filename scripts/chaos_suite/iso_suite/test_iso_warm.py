@@ -13,4 +13,5 @@ def test_kills_the_warm_process(devices):
     parent = os.getppid()
     cmdline = Path(f"/proc/{parent}/cmdline").read_bytes()
     if os.environ.get("CHAOS_ISO_KILL_WARM") == "1" and b"warm_process" in cmdline:
-        os.kill(parent, signal.SIGKILL)  # this child dies with it (its parent-death signal)
+        os.kill(parent, signal.SIGKILL)
+        signal.pause()  # until its parent-death signal: this child dies with the warm process
