@@ -34,17 +34,23 @@ WARM_PYTEST = "simpler.scheduler.warm_process:warm_pytest"  # last: the plugins 
 class ChildStarts:
     def __init__(self, platform: str, *, project_allows: bool = True) -> None:
         self.platform = platform
-        self.how = FORKED
+        self._mode = FORKED
+        self.notes: list[str] = []  # what else the summary says of them (a fresh re-run)
         unsafe = _why_fresh(platform, project_allows)
         if unsafe is not None:
-            self.how = f"fresh interpreters ({unsafe})"
+            self._mode = f"fresh interpreters ({unsafe})"
         self._warm: WarmProcess | None = None
         self.preload_more: list[str] = []  # what this run's children need too (coverage.py)
         self.started_any = False  # a child was started through this (said in the summary)
 
     @property
+    def how(self) -> str:
+        """How the run's children started, for the summary's one line."""
+        return "; ".join([self._mode, *self.notes])
+
+    @property
     def forking(self) -> bool:
-        return self.how == FORKED
+        return self._mode == FORKED
 
     @property
     def launcher(self) -> Launcher | None:
@@ -70,7 +76,7 @@ class ChildStarts:
             assert self._warm is not None
             return self._warm.launch(argv, env, cwd)
         except WarmProcessGone as gone:
-            self.how = f"fresh interpreters ({gone})"
+            self._mode = f"fresh interpreters ({gone})"
             print(f"simpler: {gone}; children start as fresh interpreters", flush=True)
             return fresh_interpreter(argv, env, cwd)
 

@@ -78,6 +78,7 @@ def resource_phase(ctx: RunContext) -> int:
         again = [job for job in jobs if job.label in {r.label for r in held}]
         fresh = replace(options, launcher=None, on_finish=lambda result: _finished(ctx, result))
         second = execute(again, ctx.devices, fresh)
+        ctx.children.notes.append(f"{len(again)} run again in a fresh interpreter after a crash")
         kept = [r for r in execution.results if r not in held]
         quarantined = sorted({*execution.quarantined, *second.quarantined})
         execution = replace(second, results=[*kept, *second.results], quarantined=quarantined)

@@ -97,3 +97,28 @@ def test_each_test_in_a_process_of_its_own(suite: Path) -> None:
     assert len(runs) == 4 and all(" rc=0 " in line for line in runs)
     on_devices = [line for line in runs if "test_c_device" in line]
     assert all(" devices=0 " in line or " devices=1 " in line for line in on_devices)
+
+
+KILLS_ITS_WARM_PARENT = """
+    import os
+    import signal
+    from pathlib import Path
+
+    import pytest
+
+    @pytest.mark.device_count(1)
+    def test_dies_when_forked():
+        parent = os.getppid()
+        if b"warm_process" in Path(f"/proc/{parent}/cmdline").read_bytes():
+            os.kill(parent, signal.SIGKILL)
+            signal.pause()  # until its parent-death signal: no verdict
+    """
+
+
+def test_a_forked_child_that_dies_before_its_verdict_runs_once_more_fresh(suite: Path) -> None:
+    (suite / "tests" / "test_e_forked.py").write_text(textwrap.dedent(KILLS_ITS_WARM_PARENT))
+    done = _run(suite, "--phases", "resource,report", "--new-run")
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "died of SIGKILL before its test's verdict; running it once more" in done.stdout
+    assert "children: forked from a warm process; 1 run again in a fresh interpreter" in done.stdout
+    assert _verdict(done) == "simpler: 1 passed, 0 recovered, 0 flaky, 0 failed -> exit 0"
