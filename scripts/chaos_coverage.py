@@ -25,11 +25,11 @@ import secrets
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chaos_cells import Cell, guarded
 from chaos_processes import no_leftovers
 
 from simpler.reporting.report_file import read_contents
@@ -49,7 +49,6 @@ _TOTAL = re.compile(r"^Coverage: (\S+) .*, (\d+) processes combined")
 _INHERITED = ("SIMPLER_COV", "COVERAGE_", "SIMPLER_SIM_FAULTS", "SIMPLER_REPORT",
               "SIMPLER_HISTORY", "SIMPLER_PLAN", "SIMPLER_JOB", "SIMPLER_RUN_ID")  # fmt: skip
 
-Cell = tuple[str, bool, str]  # name, passed, what was seen
 Record = dict[str, Any]
 Lines = dict[str, set[int]]  # measured file (relative to its copy's root) -> covered lines
 
@@ -109,16 +108,7 @@ def coverage_cells(workdir: Path) -> list[Cell]:
     folder = workdir / "coverage"
     folder.mkdir(parents=True, exist_ok=True)
     cells = (_crashed_worker, _killed_children, _retry_after_hang, _two_jobs_merged)
-    return [_guarded(cell, folder) for cell in cells]
-
-
-def _guarded(cell: Callable[[Path], Cell], folder: Path) -> Cell:
-    """A cell whose run left too little to read (no report, no data) is a miss, said so."""
-    try:
-        return cell(folder)
-    except Exception as error:  # any of them: the run's fault, not the cell's
-        name = f"coverage: {cell.__name__.strip('_').replace('_', ' ')}"
-        return name, False, f"{type(error).__name__}: {error}"[:300]
+    return [guarded("coverage", cell, folder) for cell in cells]
 
 
 def covered_lines(data_file: Path, root: Path) -> Lines:

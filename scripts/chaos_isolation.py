@@ -29,11 +29,11 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chaos_cells import Cell, guarded
 from chaos_processes import no_leftovers
 
 from simpler.orchestrator.deadline import REPORT_RESERVE_S
@@ -56,7 +56,6 @@ _VERDICT = re.compile(
 _INHERITED = ("SIMPLER_", "COVERAGE_")  # a report, plan, fault or deadline of the caller's own
 _KEPT = ("SIMPLER_OP_TIMEOUT_MS",)
 
-Cell = tuple[str, bool, str]  # name, passed, what was seen
 Record = dict[str, Any]
 
 
@@ -113,16 +112,7 @@ def isolation_cells(workdir: Path) -> list[Cell]:
         _contamination,
         _warm_process_killed,
     )
-    return [_guarded(cell, folder) for cell in cells]
-
-
-def _guarded(cell: Callable[[Path], Cell], folder: Path) -> Cell:
-    """A cell whose run left too little to read is a miss, said so."""
-    try:
-        return cell(folder)
-    except Exception as error:  # any of them: the run's fault, not the cell's
-        name = f"isolation: {cell.__name__.strip('_').replace('_', ' ')}"
-        return name, False, f"{type(error).__name__}: {error}"[:300]
+    return [guarded("isolation", cell, folder) for cell in cells]
 
 
 def _copy(folder: Path, name: str) -> Path:

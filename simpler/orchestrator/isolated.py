@@ -13,7 +13,6 @@ runs in a child of its own in the Resource phase.)
 from __future__ import annotations
 
 import os
-import signal
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,14 +20,14 @@ from pathlib import Path
 from simpler.ci.child_output import announce
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.orchestrator.context import RunContext
+from simpler.orchestrator.phase_jobs import execute_for_phase
 from simpler.orchestrator.pytest_args import undistributed_options
 from simpler.orchestrator.pytest_run import deadline_env, phase_call, phase_exit
 from simpler.orchestrator.quarantine_setup import quarantine_env
 from simpler.orchestrator.run_coverage import coverage_env, result_ended
-from simpler.orchestrator.signals import Interrupted
 from simpler.reporting.nodeids import file_of
 from simpler.scheduler.durations import load_durations
-from simpler.scheduler.executor import ExecutorOptions, execute
+from simpler.scheduler.executor import ExecutorOptions
 from simpler.scheduler.jobs import Job, JobResult
 from simpler.scheduler.locks import DeviceLocks
 
@@ -118,12 +117,7 @@ def _execute(
             deadline_s=ctx.deadline.left_s() if ctx.deadline is not None else None,
             launcher=ctx.children.launcher,
         )
-        execution = execute(jobs, pool, options)
-    if execution.stopped_by in ("SIGTERM", "SIGINT"):
-        raise Interrupted(signal.Signals[execution.stopped_by])
-    if any(result.extra.get("deadline") for result in execution.results):
-        ctx.cut_by_deadline.add("l2")
-    return execution.results
+        return execute_for_phase(ctx, "l2", jobs, pool, options).results
 
 
 def _finished(ctx: RunContext, result: JobResult, *, on_device: bool) -> None:

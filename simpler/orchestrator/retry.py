@@ -12,23 +12,22 @@ processes of a round run in parallel, one device each, never two on one device a
 from __future__ import annotations
 
 import os
-import signal
 from dataclasses import dataclass, replace
 
 from simpler.ci.child_output import announce
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.orchestrator.context import RunContext
+from simpler.orchestrator.phase_jobs import execute_for_phase
 from simpler.orchestrator.pytest_args import undistributed_options
 from simpler.orchestrator.pytest_run import phase_call, phase_exit
 from simpler.orchestrator.run_coverage import coverage_env, result_ended
-from simpler.orchestrator.signals import Interrupted
 from simpler.reporting.queries import (
     poison_skipped,
     poison_skipped_by_worker,
     poison_triggers,
     quarantined_devices,
 )
-from simpler.scheduler.executor import ExecutorOptions, execute
+from simpler.scheduler.executor import ExecutorOptions
 from simpler.scheduler.jobs import Job, JobResult
 
 __all__ = ["RETRY_ATTEMPTS", "VICTIM_PROCESSES", "retry_phase"]
@@ -119,12 +118,7 @@ def _execute(ctx: RunContext, jobs: dict[str, Job], devices: list[int]) -> list[
         replace(job, label=label, env=(*job.env, *coverage_env(ctx, label).items()))
         for label, job in jobs.items()
     ]
-    execution = execute(named, devices, options)
-    if execution.stopped_by in ("SIGTERM", "SIGINT"):
-        raise Interrupted(signal.Signals[execution.stopped_by])
-    if any(result.extra.get("deadline") for result in execution.results):
-        ctx.cut_by_deadline.add("retry")
-    return execution.results
+    return execute_for_phase(ctx, "retry", named, devices, options).results
 
 
 def _finished(ctx: RunContext, result: JobResult) -> None:
