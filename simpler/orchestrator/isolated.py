@@ -20,7 +20,7 @@ from pathlib import Path
 from simpler.ci.child_output import announce
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.orchestrator.context import RunContext
-from simpler.orchestrator.phase_jobs import execute_for_phase
+from simpler.orchestrator.phase_jobs import ForkCrashes, execute_for_phase
 from simpler.orchestrator.pytest_args import undistributed_options
 from simpler.orchestrator.pytest_run import deadline_env, phase_call, phase_exit
 from simpler.orchestrator.quarantine_setup import quarantine_env
@@ -117,7 +117,20 @@ def _execute(
             deadline_s=ctx.deadline.left_s() if ctx.deadline is not None else None,
             launcher=ctx.children.launcher,
         )
-        return execute_for_phase(ctx, "l2", jobs, pool, options).results
+        crashes = ForkCrashes(
+            verdict=lambda result: _unit_has_verdict(ctx, result.label),
+            label=lambda result: f"isolated {result.label}",
+        )
+        return execute_for_phase(ctx, "l2", jobs, pool, options, fork_crashes=crashes).results
+
+
+def _unit_has_verdict(ctx: RunContext, unit: str) -> bool:
+    """Any test of the unit (a file, or one test) reported: its process got that far."""
+    return any(
+        r.get("type") == "test" and r.get("phase") == "l2"
+        and unit in (r.get("nodeid"), file_of(str(r.get("nodeid"))))
+        for r in ctx.records()
+    )  # fmt: skip
 
 
 def _finished(ctx: RunContext, result: JobResult, *, on_device: bool) -> None:

@@ -8,20 +8,18 @@ record the moment it is known, so a killed orchestrator loses no finished child.
 from __future__ import annotations
 
 import os
-import signal
-from dataclasses import replace
 
 from simpler.ci.child_output import announce
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.orchestrator.collection import ListingError, ResourceTest, collect_suite
 from simpler.orchestrator.context import RunContext
+from simpler.orchestrator.phase_jobs import ForkCrashes, execute_for_phase
 from simpler.orchestrator.pytest_args import resource_child_argv
 from simpler.orchestrator.quarantine_setup import quarantine_env
 from simpler.orchestrator.run_coverage import coverage_env, result_ended
-from simpler.orchestrator.signals import Interrupted
 from simpler.reporting.queries import quarantined_devices
 from simpler.scheduler.durations import estimator, load_measurements, record_results
-from simpler.scheduler.executor import ExecutorOptions, execute
+from simpler.scheduler.executor import ExecutorOptions
 from simpler.scheduler.jobs import Job, JobResult
 
 __all__ = ["resource_phase"]
@@ -53,7 +51,6 @@ def resource_phase(ctx: RunContext) -> int:
         return EXIT_OK
     already = quarantined_devices(ctx.records())
     jobs = [_job(ctx, t) for t in tests]
-    held: list[JobResult] = []  # forked children that crashed before their test's verdict
     options = ExecutorOptions(
         estimate=estimator(load_measurements(ctx.durations_file)),
         policy=ctx.policy,
@@ -63,7 +60,7 @@ def resource_phase(ctx: RunContext) -> int:
         tail_lines=ctx.tail_lines,
         log_dir=ctx.report.parent / "logs",
         env={**os.environ, **_child_env(ctx)},
-        on_finish=lambda result: _finished_or_held(ctx, result, held),
+        on_finish=lambda result: _finished(ctx, result),
         quarantine=lambda result: sorted(quarantined_devices(ctx.records()) & set(result.devices)),
         quarantined_at_start=sorted(already),
         deadline_s=ctx.deadline.left_s() if ctx.deadline is not None else None,
@@ -72,22 +69,14 @@ def resource_phase(ctx: RunContext) -> int:
     )
     if already:
         ctx.write("quarantine", devices=sorted(already), reason="worker could not be reset in L2")
-    execution = execute(jobs, ctx.devices, options)
-    if held and execution.stopped_by is None:
-        # Once more, each in a fresh interpreter: a crash the fork caused does not come back.
-        again = [job for job in jobs if job.label in {r.label for r in held}]
-        fresh = replace(options, launcher=None, on_finish=lambda result: _finished(ctx, result))
-        second = execute(again, ctx.devices, fresh)
-        ctx.children.notes.append(f"{len(again)} run again in a fresh interpreter after a crash")
-        kept = [r for r in execution.results if r not in held]
-        quarantined = sorted({*execution.quarantined, *second.quarantined})
-        execution = replace(second, results=[*kept, *second.results], quarantined=quarantined)
-    record_results(ctx.durations_file, execution.results)
-    if execution.stopped_by in ("SIGTERM", "SIGINT"):
-        raise Interrupted(signal.Signals[execution.stopped_by])
-    cut = any(result.extra.get("deadline") for result in execution.results)
-    if cut:
-        ctx.cut_by_deadline.add("resource")
+    crashes = ForkCrashes(
+        verdict=lambda result: _has_verdict(ctx, result.nodeid),
+        label=lambda result: _coverage_label(result.nodeid or result.label),
+    )
+    execution = execute_for_phase(
+        ctx, "resource", jobs, ctx.devices, options, fork_crashes=crashes,
+        recorded=lambda done: record_results(ctx.durations_file, done.results),
+    )  # fmt: skip
     newly = sorted(set(execution.quarantined) - already)
     if newly:
         ctx.write(
@@ -119,20 +108,6 @@ def _job(ctx: RunContext, test: ResourceTest) -> Job:
 
 def _coverage_label(nodeid: str) -> str:
     return f"Resource child {nodeid}"
-
-
-def _finished_or_held(ctx: RunContext, result: JobResult, held: list[JobResult]) -> None:
-    """A child forked from the warm process that died of a signal before its test had a
-    verdict is named as such and held for one more run in a fresh interpreter."""
-    crashed = result.signal is not None and not result.timed_out and not result.extra
-    if not (crashed and ctx.children.forking and not _has_verdict(ctx, result.nodeid)):
-        _finished(ctx, result)
-        return
-    held.append(result)
-    result_ended(ctx, result, _coverage_label(result.nodeid or result.label))
-    print(f"simpler: {result.nodeid or result.label}: its child, forked from the warm process, "
-          f"died of {result.signal} before its test's verdict; running it once more in a fresh "
-          "interpreter", flush=True)  # fmt: skip
 
 
 def _has_verdict(ctx: RunContext, nodeid: str | None) -> bool:

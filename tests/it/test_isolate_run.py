@@ -122,3 +122,14 @@ def test_a_forked_child_that_dies_before_its_verdict_runs_once_more_fresh(suite:
     assert "died of SIGKILL before its test's verdict; running it once more" in done.stdout
     assert "children: forked from a warm process; 1 run again in a fresh interpreter" in done.stdout
     assert _verdict(done) == "simpler: 1 passed, 0 recovered, 0 flaky, 0 failed -> exit 0"
+
+
+def test_an_isolated_unit_whose_forked_process_dies_before_a_verdict_runs_once_more_fresh(
+    suite: Path,
+) -> None:
+    plain = KILLS_ITS_WARM_PARENT.replace("    @pytest.mark.device_count(1)\n", "")
+    (suite / "tests" / "test_e_forked.py").write_text(textwrap.dedent(plain))
+    done = _run(suite, "--isolate", "file", "--phases", "l2,report")
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "tests/test_e_forked.py: its child, forked from the warm process, died" in done.stdout
+    assert _verdict(done) == "simpler: 5 passed, 0 recovered, 0 flaky, 0 failed -> exit 0"
