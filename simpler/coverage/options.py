@@ -73,19 +73,24 @@ class CovOptions:
 
     @classmethod
     def from_record(cls, record: dict[str, object]) -> CovOptions:
-        reports = record.get("reports")
+        """The settings a run's ``coverage`` record kept (a field that is not one: unset)."""
+        reports, sources = record.get("reports"), record.get("sources")
         return cls(
             enabled=True,
-            sources=tuple(str(s) for s in record.get("sources") or ()),  # type: ignore[attr-defined]
+            sources=tuple(str(s) for s in sources) if isinstance(sources, list) else (),
             reports=tuple(
                 Report(str(kind), path, bool(skip))
                 for kind, path, skip in (reports if isinstance(reports, list) else [])
             ),
-            context=record.get("context") if isinstance(record.get("context"), str) else None,  # type: ignore[arg-type]
+            context=_text(record.get("context")),
             fail_under=_number(record.get("fail_under")),
-            config=record.get("config") if isinstance(record.get("config"), str) else None,  # type: ignore[arg-type]
+            config=_text(record.get("config")),
             branch=record.get("branch") is True,
         )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _number(value: object) -> float | None:

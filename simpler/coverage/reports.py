@@ -111,7 +111,8 @@ def write_reports(combined: Combined, options: CovOptions) -> CoverageResult:
     cov = coverage.Coverage(data_file=str(combined.data_file), config_file=options.config or True)
     cov.load()
     result = CoverageResult(None, combined=combined, fail_under=options.fail_under)
-    result.precision = int(cov.get_option("report:precision") or 1)  # type: ignore[arg-type]
+    precision = cov.get_option("report:precision")
+    result.precision = precision if isinstance(precision, int) and precision > 0 else 1
     if not cov.get_data().measured_files():
         return result
     term = next((r for r in options.reports if r.kind.startswith("term")), None)
