@@ -185,11 +185,15 @@ def resource_phase_wall(_repeats: int) -> list[Figure]:
 
     with tempfile.TemporaryDirectory(prefix="simpler-bench-") as folder:
         report = Path(folder) / "report.jsonl"
+        # The scheduler's packing, with children as fresh interpreters: a warm process's
+        # one-off start would count against the phase's wall and in no child's run time
+        # (what forking children saves is the figure of bench_isolation's child start-up).
         subprocess.run(
             noop_children_run(report, "resource"),
             cwd=ROOT,
             check=True,
             stdout=subprocess.DEVNULL,
+            env={**os.environ, "SIMPLER_FORK_CHILDREN": "0"},
         )
         records = read_report(report)
     children = [r for r in records if r["type"] == "child"]
