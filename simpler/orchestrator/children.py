@@ -41,7 +41,7 @@ class ChildStarts:
             self._mode = f"fresh interpreters ({unsafe})"
         self._warm: WarmProcess | None = None
         self.preload_more: list[str] = []  # what this run's children need too (coverage.py)
-        self.started_any = False  # a child was started through this (said in the summary)
+        self.started_any = False  # the run started children (the summary says how, once)
 
     @property
     def how(self) -> str:
@@ -68,7 +68,6 @@ class ChildStarts:
             self._warm = None
 
     def _launch(self, argv: list[str], env: dict[str, str], cwd: str | None) -> PopenLike:
-        self.started_any = True
         if not _is_pytest(argv) or not self.forking:
             return fresh_interpreter(argv, env, cwd)
         try:

@@ -43,6 +43,7 @@ def execute_for_phase(
     from starting marks ``phase`` as cut by the deadline."""
     held: list[JobResult] = []
     finish = options.on_finish
+    ctx.children.started_any = ctx.children.started_any or bool(jobs)  # the summary says how
 
     def finished_or_held(result: JobResult) -> None:
         if fork_crashes is not None and _forked_crash(ctx, result, fork_crashes):
