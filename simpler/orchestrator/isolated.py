@@ -20,7 +20,7 @@ from pathlib import Path
 from simpler.ci.child_output import announce
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.orchestrator.context import RunContext
-from simpler.orchestrator.phase_jobs import ForkCrashes, execute_for_phase
+from simpler.orchestrator.phase_jobs import execute_for_phase
 from simpler.orchestrator.pytest_args import undistributed_options
 from simpler.orchestrator.pytest_run import deadline_env, phase_call, phase_exit
 from simpler.orchestrator.quarantine_setup import quarantine_env
@@ -82,7 +82,7 @@ def _job(ctx: RunContext, unit: _Unit, learned: dict[str, float], *, device: boo
         extra=["--simpler-class-lines", *([] if ctx.recovery else ["--simpler-no-recovery"])],
         user_args=[*undistributed_options(ctx.pytest_args), *unit.tests],
     )
-    env = {**call.env, **coverage_env(ctx, f"isolated {unit.name}"), **deadline_env(ctx)}
+    env = {**call.env, **coverage_env(ctx, _coverage_label(unit.name)), **deadline_env(ctx)}
     return Job(
         unit.name, 1, tuple(call.argv), _estimate(ctx, unit, learned), env=tuple(env.items())
     )
@@ -117,26 +117,21 @@ def _execute(
             deadline_s=ctx.deadline.left_s() if ctx.deadline is not None else None,
             launcher=ctx.children.launcher,
         )
-        crashes = ForkCrashes(
-            verdict=lambda result: _unit_has_verdict(ctx, result.label),
-            label=lambda result: f"isolated {result.label}",
-        )
-        return execute_for_phase(ctx, "l2", jobs, pool, options, fork_crashes=crashes).results
+        return execute_for_phase(
+            ctx, "l2", jobs, pool, options,
+            coverage_label=lambda result: _coverage_label(result.label),
+        ).results  # fmt: skip
 
 
-def _unit_has_verdict(ctx: RunContext, unit: str) -> bool:
-    """Any test of the unit (a file, or one test) reported: its process got that far."""
-    return any(
-        r.get("type") == "test" and r.get("phase") == "l2"
-        and unit in (r.get("nodeid"), file_of(str(r.get("nodeid"))))
-        for r in ctx.records()
-    )  # fmt: skip
+def _coverage_label(unit: str) -> str:
+    """A unit's process as the coverage names it: the same label for its env and its end."""
+    return f"isolated {unit}"
 
 
 def _finished(ctx: RunContext, result: JobResult, *, on_device: bool) -> None:
     if not on_device:
         result.devices = []  # it held a slot of -j, not a card
-    result_ended(ctx, result, f"isolated {result.label}")
+    result_ended(ctx, result, _coverage_label(result.label))
     if result.extra.get("not_run"):  # the deadline or a signal kept it from starting
         print(f"simpler: {result.label}: {result.extra['not_run']}", flush=True)
         return

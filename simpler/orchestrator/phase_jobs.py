@@ -10,21 +10,11 @@ from dataclasses import replace
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.run_coverage import result_ended
 from simpler.orchestrator.signals import Interrupted
+from simpler.reporting.nodeids import file_of
 from simpler.scheduler.executor import Execution, ExecutorOptions, execute
 from simpler.scheduler.jobs import Job, JobResult
 
-__all__ = ["ForkCrashes", "execute_for_phase"]
-
-
-class ForkCrashes:
-    """How a phase tells a forked child that died before any verdict of its own: ``verdict``
-    says whether the job's tests reported anything; ``label`` names it in the coverage."""
-
-    def __init__(
-        self, verdict: Callable[[JobResult], bool], label: Callable[[JobResult], str]
-    ) -> None:
-        self.verdict = verdict
-        self.label = label
+__all__ = ["execute_for_phase"]
 
 
 def execute_for_phase(
@@ -34,11 +24,13 @@ def execute_for_phase(
     devices: list[int],
     options: ExecutorOptions,
     *,
-    fork_crashes: ForkCrashes | None = None,
+    coverage_label: Callable[[JobResult], str] | None = None,
     recorded: Callable[[Execution], None] | None = None,
 ) -> Execution:
-    """``execute``, then: a forked child that died of a signal before any verdict is named and
-    run once more in a fresh interpreter (``fork_crashes``); ``recorded`` sees every result; a
+    """``execute``, then: a forked child that died of a signal before any test of its job (a
+    node id, or an isolated file) had a verdict is named and run once more in a fresh
+    interpreter, when the phase names its children in the coverage (``coverage_label``);
+    ``recorded`` sees every result; a
     signal to the orchestrator stops the run (Interrupted); a job the deadline stopped or kept
     from starting marks ``phase`` as cut by the deadline."""
     held: list[JobResult] = []
@@ -46,9 +38,9 @@ def execute_for_phase(
     ctx.children.started_any = ctx.children.started_any or bool(jobs)  # the summary says how
 
     def finished_or_held(result: JobResult) -> None:
-        if fork_crashes is not None and _forked_crash(ctx, result, fork_crashes):
+        if coverage_label is not None and _forked_crash(ctx, phase, result):
             held.append(result)
-            result_ended(ctx, result, fork_crashes.label(result))
+            result_ended(ctx, result, coverage_label(result))
             print(f"simpler: {result.label}: its child, forked from the warm process, died of "
                   f"{result.signal} before its test's verdict; running it once more in a fresh "
                   "interpreter", flush=True)  # fmt: skip
@@ -72,6 +64,16 @@ def execute_for_phase(
     return execution
 
 
-def _forked_crash(ctx: RunContext, result: JobResult, crashes: ForkCrashes) -> bool:
+def _forked_crash(ctx: RunContext, phase: str, result: JobResult) -> bool:
     crashed = result.signal is not None and not result.timed_out and not result.extra
-    return crashed and ctx.children.forking and not crashes.verdict(result)
+    return crashed and ctx.children.forking and not _reported(ctx, phase, result)
+
+
+def _reported(ctx: RunContext, phase: str, result: JobResult) -> bool:
+    """A test of the job (its node id, or the file an isolated unit is) has a record."""
+    unit = result.nodeid or result.label
+    return any(
+        r.get("type") == "test" and r.get("phase") == phase
+        and unit in (r.get("nodeid"), file_of(str(r.get("nodeid"))))
+        for r in ctx.records()
+    )  # fmt: skip

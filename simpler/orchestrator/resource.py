@@ -13,7 +13,7 @@ from simpler.ci.child_output import announce
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.orchestrator.collection import ListingError, ResourceTest, collect_suite
 from simpler.orchestrator.context import RunContext
-from simpler.orchestrator.phase_jobs import ForkCrashes, execute_for_phase
+from simpler.orchestrator.phase_jobs import execute_for_phase
 from simpler.orchestrator.pytest_args import resource_child_argv
 from simpler.orchestrator.quarantine_setup import quarantine_env
 from simpler.orchestrator.run_coverage import coverage_env, result_ended
@@ -69,12 +69,9 @@ def resource_phase(ctx: RunContext) -> int:
     )
     if already:
         ctx.write("quarantine", devices=sorted(already), reason="worker could not be reset in L2")
-    crashes = ForkCrashes(
-        verdict=lambda result: _has_verdict(ctx, result.nodeid),
-        label=lambda result: _coverage_label(result.nodeid or result.label),
-    )
     execution = execute_for_phase(
-        ctx, "resource", jobs, ctx.devices, options, fork_crashes=crashes,
+        ctx, "resource", jobs, ctx.devices, options,
+        coverage_label=lambda result: _coverage_label(result.nodeid or result.label),
         recorded=lambda done: record_results(ctx.durations_file, done.results),
     )  # fmt: skip
     newly = sorted(set(execution.quarantined) - already)
@@ -108,13 +105,6 @@ def _job(ctx: RunContext, test: ResourceTest) -> Job:
 
 def _coverage_label(nodeid: str) -> str:
     return f"Resource child {nodeid}"
-
-
-def _has_verdict(ctx: RunContext, nodeid: str | None) -> bool:
-    return any(
-        r.get("type") == "test" and r.get("nodeid") == nodeid and r.get("phase") == "resource"
-        for r in ctx.records()
-    )
 
 
 def _finished(ctx: RunContext, result: JobResult) -> None:
