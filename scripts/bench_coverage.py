@@ -56,8 +56,8 @@ SAVES = ("test", "file", "exit")
 
 def _env(**extra: str) -> dict[str, str]:
     """The bench's own environment without what would steer the measured runs: a run's own
-    variables, any coverage that measures the bench, and PYTHONDONTWRITEBYTECODE (set in some
-    sandboxes: every pytest process would compile simpler again, a start-up no user pays)."""
+    variables, any coverage that measures the bench, and PYTHONDONTWRITEBYTECODE (where it is
+    set, every pytest process would compile simpler again, a start-up no user pays)."""
     env = outside_actions(os.environ)
     steering = [k for k in env if k.startswith(("SIMPLER_", "COVERAGE_"))]
     for key in (*steering, "PYTHONDONTWRITEBYTECODE"):

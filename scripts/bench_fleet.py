@@ -14,8 +14,8 @@ their three report files merge to the verdicts of one run.
 
 Jobs run one after another, so that each has the machine to itself as a runner would, and
 with Python's bytecode cache on, as on a runner or a laptop: where PYTHONDONTWRITEBYTECODE is
-set (this sandbox sets it), every pytest process compiles and assertion-rewrites simpler's
-~140 modules again (about 1.3 s here), a start-up no user pays that would swamp the jobs.
+set, every pytest process compiles and assertion-rewrites simpler's ~140 modules again
+(about 1.3 s on a 2-core machine), a start-up no user pays that would swamp the jobs.
 """
 
 from __future__ import annotations
