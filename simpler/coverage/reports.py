@@ -60,7 +60,7 @@ class CoverageResult:
             for account in combined.lost:
                 named.append(f"coverage lost: {account.label} ({_why_lost(account)})")
             for account in combined.partial:
-                why = "; ".join([*([account.why] if account.why else []), *account.unreadable])
+                why = _why_partial(account)
                 named.append(f"coverage partial: {account.label} ({why}; what it saved is in)")
             strays = len(combined.unreadable) - sum(len(a.unreadable) for a in combined.accounts)
             if strays > 0:
@@ -76,8 +76,7 @@ class CoverageResult:
         if combined is None:
             return []
         return [f"  {a.label}: {_why_lost(a)}" for a in combined.lost] + [
-            f"  {a.label}: {a.why or ''} {'; '.join(a.unreadable)}".rstrip()
-            for a in combined.partial
+            f"  {a.label}: {_why_partial(a)}" for a in combined.partial
         ]
 
     def _total_line(self) -> str:
@@ -102,6 +101,10 @@ def _why_lost(account: ProcessAccount) -> str:
     if account.unreadable:
         return f"data file unreadable: {'; '.join(account.unreadable)}"
     return account.why or "wrote no data"
+
+
+def _why_partial(account: ProcessAccount) -> str:
+    return "; ".join([*([account.why] if account.why else []), *account.unreadable])
 
 
 def write_reports(combined: Combined, options: CovOptions) -> CoverageResult:
