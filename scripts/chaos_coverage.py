@@ -204,6 +204,13 @@ def _total(run: Run) -> tuple[str, int]:
     return (found[0][1], int(found[0][2])) if found else ("", -1)
 
 
+def _every_file_combined(run: Run) -> tuple[str, int]:
+    """``_total``, whose count of processes combined must be every data file of the run."""
+    percent, processes = _total(run)
+    run.expect(processes == run.data_files(), f"{processes} combined of {run.data_files()}")
+    return percent, processes
+
+
 def _short(lines: Lines) -> str:
     return ", ".join(f"{name[-40:]}: {len(covered)}" for name, covered in sorted(lines.items()))
 
@@ -256,8 +263,7 @@ def _crashed_worker(folder: Path) -> Cell:
         run.expect(bool(own) and other not in run.named(), f"{other}: no data of its own")
         inside = all(lines <= combined.get(name, set()) for name, lines in own.items())
         run.expect(inside, f"{other}'s lines are not all in the combined data")
-    percent, processes = _total(run)
-    run.expect(processes == run.data_files(), f"{processes} combined of {run.data_files()}")
+    percent, _ = _every_file_combined(run)
     return _cell(
         "coverage: xdist worker SIGKILLed",
         run,
@@ -283,8 +289,7 @@ def _killed_children(folder: Path) -> Cell:
     combined = run.covered()
     for function in ("in_child", "in_other_file", "before_hang"):  # before_hang: its SIGTERM
         run.expect(ran(combined, function), f"{function} not in the combined data")
-    percent, processes = _total(run)
-    run.expect(processes == run.data_files(), f"{processes} combined of {run.data_files()}")
+    percent, processes = _every_file_combined(run)
     return _cell(
         "coverage: Resource children killed",
         run,
@@ -313,8 +318,7 @@ def _retry_after_hang(folder: Path) -> Cell:
     run.expect(bool(victims_own), f"no retry process saved only_victims: {sorted(retries)}")
     run.expect(not ran(run.process_file("L2 pass"), "only_victims"), "victims ran in L2")
     run.expect(ran(run.covered(), "only_victims"), "only_victims not in the combined data")
-    percent, processes = _total(run)
-    run.expect(processes == run.data_files(), f"{processes} combined of {run.data_files()}")
+    percent, _ = _every_file_combined(run)
     return _cell(
         "coverage: retry after a hang",
         run,
