@@ -29,7 +29,7 @@ PHASE_ORDER = ("l2", "resource", "retry", "report")
 # The phases that run tests in a pytest process (the report phase only reads).
 TEST_PHASES = PHASE_ORDER[:-1]
 
-# simpler's exit codes (DESIGN.md, Exit codes). EXIT_NO_TESTS is pytest's own "no tests
+# simpler's exit codes (docs/design.md, Exit codes). EXIT_NO_TESTS is pytest's own "no tests
 # collected": a run whose test phases selected nothing is neither green nor red.
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA, EXIT_NO_TESTS = 0, 1, 2, 3, 5
 

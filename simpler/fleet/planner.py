@@ -1,5 +1,5 @@
 """The plan of a CI matrix: which runner class each unit goes to, and how many jobs a class
-needs to finish within the target (DESIGN.md, "From one host to a fleet").
+needs to finish within the target (docs/fleet.md, "Plan").
 
 Pure and deterministic: the same units, classes and target give the same plan, byte for
 byte, whatever order the units came in. The rules:

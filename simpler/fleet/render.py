@@ -1,4 +1,4 @@
-"""A plan as a person reads it (a table), as the plan file (JSON, DESIGN.md's format), and as
+"""A plan as a person reads it (a table), as the plan file (JSON, docs/design.md's format), and as
 GitHub Actions' ``strategy.matrix`` (``include``: one entry a job)."""
 
 from __future__ import annotations

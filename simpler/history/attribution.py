@@ -1,6 +1,6 @@
 """Why each attempt of a run failed: the test itself, the device, or the infrastructure.
 
-Pure computation over one run's records, in file order. The rules (DESIGN.md, history):
+Pure computation over one run's records, in file order. The rules (docs/history.md, attribution):
 - ``device``: the attempt ran on a pooled worker that *another* test poisoned (the lifecycle
   records say who: a move into ``poisoned`` names its test, a move into ``healthy``,
   ``rebuilt``, ``closed`` or ``created`` clears it); it was poison-skipped; its card was

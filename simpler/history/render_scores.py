@@ -1,7 +1,7 @@
 """The flake scores as a person or a program reads them: a terminal table, JSON, Markdown.
 
 Pure: scores in, text out (each ending in a newline), in the order given (``compute_scores``
-sorts). The JSON keys are DESIGN.md's ("Memory across runs"), which other tools read.
+sorts). The JSON keys are docs/design.md's ("The history store"), which other tools read.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def render_table(scores: Sequence[TestScore]) -> str:
 
 
 def render_json(scores: Sequence[TestScore]) -> str:
-    """A list of objects with DESIGN.md's keys; rates rounded to four decimals."""
+    """A list of objects with docs/design.md's keys; rates rounded to four decimals."""
     documents = []
     for score in scores:
         document = score.to_json()

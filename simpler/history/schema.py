@@ -6,7 +6,7 @@ the busy timeout lets two CI jobs import at once: the second waits for the first
 transaction instead of failing. The schema version is ``PRAGMA user_version``; a database
 written by a newer simpler is refused rather than misread.
 
-Tables (DESIGN.md, "Memory across runs"):
+Tables (docs/design.md, "The history store"):
 
 - ``runs``: one row per run id, with where it ran and whether its report was complete;
 - ``attempts``: one row per test record (and per record standing for one: a poison-skip

@@ -3,7 +3,7 @@
 ``simpler history flaky`` prints these; the quarantine's suggestions and the page read them.
 The definitions below are the contract a team reads the table by. Every count is over the
 runs of the window (``simpler.history.window``) in which the test has a verdict, and a
-failure's cause is the one the importer attributed to the failed attempt (DESIGN.md):
+failure's cause is the one the importer attributed to the failed attempt (docs/design.md):
 
 - ``runs``: those runs.
 - ``passed``: runs whose final verdict is green and says the test ran: passed, recovered,

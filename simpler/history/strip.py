@@ -109,7 +109,7 @@ def mark_of(
         return "D"
     if failed_attempts:
         return "I"
-    # A verdict that is not green with no attributed attempt: DESIGN.md's rule, "otherwise
+    # A verdict that is not green with no attributed attempt: the attribution rule, "otherwise
     # test". It does not happen with the importer's rows; a strip must still say "failed".
     return "Q" if quarantined else "F"
 

@@ -24,7 +24,7 @@ from simpler.scheduler.jobs import Job, JobResult
 
 __all__ = ["resource_phase"]
 
-# The fields of a finished child that its ``child`` record keeps (DESIGN.md, report file).
+# The fields of a finished child that its ``child`` record keeps (docs/design.md, The report file).
 CHILD_FIELDS = (
     "label",
     "nodeid",

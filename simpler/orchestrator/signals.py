@@ -28,7 +28,7 @@ class Interrupted(Exception):
 
     @property
     def exit_code(self) -> int:
-        """The shell's convention: 130 for SIGINT, 143 for SIGTERM (DESIGN.md, exit codes)."""
+        """The shell's convention: 130 for SIGINT, 143 for SIGTERM (docs/design.md, Exit codes)."""
         return 128 + self.signum
 
 

@@ -113,7 +113,7 @@ class CrashWatch:
         # Did the test hold a pooled worker? Its setup report says so exactly (the worker
         # fixture runs in setup, and the report reaches this process before the call starts).
         # Without a setup report the process died in setup, most likely in the worker fixture
-        # starting its device: an L2 test is one that uses the pooled worker (DESIGN, Phases),
+        # starting its device: an L2 test uses the pooled worker (docs/design.md, Phases),
         # so it counts as holding one, and the fresh-process retry decides what it was --
         # except in L2's pass of the tests that use no device (--simpler-l2-part plain).
         no_devices_here = getattr(self._config.option, "simpler_l2_part", None) == "plain"

@@ -1,7 +1,7 @@
 """The platforms the embedded simulator implements and the codes they fail with.
 
 Cheap to import (no cppyy, no numpy). The C++ simulator (runner/simcard.cpp)
-returns the same codes; DESIGN.md's error contract is the source of both.
+returns the same codes; docs/design.md (Error codes) states both.
 """
 
 from simpler.contract import SIM_PLATFORMS

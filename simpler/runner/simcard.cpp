@@ -34,7 +34,7 @@ struct Platform {
     const char* poisoned_init_where;
 };
 
-// The codes and calls the hardware reports (see DESIGN.md, error contract).
+// The codes and calls the hardware reports (see docs/design.md, Error codes).
 const Platform kPlatforms[] = {
     {"a5sim", 507046, 62, "halResMap"},
     {"a2a3sim", 507018, 507899, "rtMalloc"},

@@ -1,5 +1,5 @@
-"""simpler's plugin in someone else's project: invisible until asked for (DESIGN, "The pytest
-plugin in someone else's project").
+"""simpler's plugin in someone else's project: invisible until asked for (docs/design.md, "The
+pytest plugin in other projects").
 
 A small plain project, written into tmp_path, whose conftest defines the original device
 dispatcher's options (``--platform``, ``--device``, ``--runtime``, ``--max-parallel``,

@@ -1,4 +1,4 @@
-"""SIMPLER_SIM_FAULTS parsing: every fault of DESIGN.md, and every malformed spec named."""
+"""SIMPLER_SIM_FAULTS parsing: every fault of docs/design.md, and every malformed spec named."""
 
 from __future__ import annotations
 
