@@ -1,7 +1,11 @@
 """The pooled worker's lifecycle: a ``transitions`` machine declared as one table.
 
-The callbacks call the device runner; every transition becomes a ``lifecycle``
-record through the sink the worker was given.
+The table holds the lifecycle's choices too: where a worker may go more than one way
+(a poisoned worker; a reset attempt's outcome), one trigger has several edges, each with
+its ``conditions``, and the machine takes the first whose conditions hold, as
+``transitions`` means it. The worker only fires the trigger. The callbacks call the
+device runner; every transition becomes a ``lifecycle`` record through the sink the
+worker was given.
 """
 
 from __future__ import annotations
@@ -10,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from transitions import EventData, Machine
+from transitions import EventData, Machine, Transition
+from transitions.extensions.states import Tags, add_state_features
 
 from recovery.policy import poisons_worker
 from simpler.env_settings import positive_int_env
@@ -18,10 +23,12 @@ from simpler.errors import DeviceRuntimeError
 
 __all__ = [
     "DEFAULT_RESET_ATTEMPTS",
+    "RUNNABLE_STATES",
     "STATES",
     "TRANSITIONS",
     "DeviceRunner",
     "ErrorTranslator",
+    "LifecycleMachine",
     "PooledWorker",
     "RecordSink",
     "RunnerFactory",
@@ -29,24 +36,93 @@ __all__ = [
     "reset_attempts",
 ]
 
-STATES = ["created", "healthy", "poisoned", "force_reset", "rebuilt", "skipped", "closed"]
+# A test may run on a worker in a state tagged ``runnable`` (and, with recovery off, on a
+# poisoned one: see PooledWorker.runnable).
+STATES: list[dict[str, Any]] = [
+    {"name": "created"},
+    {"name": "healthy", "tags": ["runnable"]},
+    {"name": "poisoned"},
+    {"name": "force_reset"},
+    {"name": "rebuilt", "tags": ["runnable"]},
+    {"name": "skipped"},
+    {"name": "closed"},
+]
 
-# The whole lifecycle; docs/lifecycle.md is generated from it.
+# The whole lifecycle, choices included; docs/lifecycle.md is generated from it. An edge's
+# ``label`` is its name in the records and the diagram: a trigger with a choice (``heal``,
+# ``attempt_done``) names none of its own. Its edges are tried in this order; conditions
+# are the worker's attributes and methods (each method is given the trigger's event).
 TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "init_ok", "source": "created", "dest": "healthy"},
     {"trigger": "device_error", "source": ["created", "healthy", "rebuilt"], "dest": "poisoned"},
-    {"trigger": "start_force_reset", "source": "poisoned", "dest": "force_reset"},
-    {"trigger": "reset_retry", "source": "force_reset", "dest": "force_reset"},
-    {"trigger": "rebuild_ok", "source": "force_reset", "dest": "rebuilt"},
-    {"trigger": "give_up", "source": "force_reset", "dest": "skipped"},
     # An op nothing in the process can stop (a GPU kernel past the op-timeout): no reset is
     # tried; the process holding the context must end, and a fresh one re-runs the tests.
-    {"trigger": "process_must_end", "source": "poisoned", "dest": "skipped"},
-    {"trigger": "close", "source": [s for s in STATES if s != "closed"], "dest": "closed"},
+    {
+        "trigger": "heal",
+        "label": "process_must_end",
+        "source": "poisoned",
+        "dest": "skipped",
+        "conditions": ["recovery", "needs_fresh_process"],
+        "before": "_explain_process_end",
+    },
+    # With recovery off no edge of ``heal`` holds: the worker stays poisoned and runs on.
+    {
+        "trigger": "heal",
+        "label": "start_force_reset",
+        "source": "poisoned",
+        "dest": "force_reset",
+        "conditions": "recovery",
+        "before": "_first_attempt",
+    },
+    {
+        "trigger": "attempt_done",
+        "label": "rebuild_ok",
+        "source": "force_reset",
+        "dest": "rebuilt",
+        "conditions": "reset_took",
+    },
+    {
+        "trigger": "attempt_done",
+        "label": "reset_retry",
+        "source": "force_reset",
+        "dest": "force_reset",
+        "conditions": "attempts_left",
+        "before": "_next_attempt",
+    },
+    {
+        "trigger": "attempt_done",
+        "label": "give_up",
+        "source": "force_reset",
+        "dest": "skipped",
+        "before": "_explain_give_up",
+    },
+    {
+        "trigger": "close",
+        "source": [s["name"] for s in STATES if s["name"] != "closed"],
+        "dest": "closed",
+    },
 ]
 
 DEFAULT_RESET_ATTEMPTS = 3
-RUNNABLE_STATES = ("healthy", "rebuilt")
+RUNNABLE_STATES = tuple(s["name"] for s in STATES if "runnable" in s.get("tags", ()))
+
+
+class _Edge(Transition):
+    """A transition that keeps its ``label``: the name of the edge taken, for the records.
+
+    (The diagram's GraphMachine reads the same key for its edge labels.)
+    """
+
+    def __init__(self, *args: Any, label: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.label = label
+
+
+@add_state_features(Tags)
+class LifecycleMachine(Machine):
+    """The machine the table needs: tagged states and labelled edges."""
+
+    transition_cls = _Edge
 
 
 class DeviceRunner(Protocol):
@@ -125,7 +201,8 @@ class PooledWorker:
         self._factory = factory
         self._translate: ErrorTranslator = translate or (lambda error: error)
         self.runner: DeviceRunner | None = None
-        self._machine = Machine(
+        self.attempt = 0  # the force reset attempt under way, from 1; the table counts them
+        self._machine = LifecycleMachine(
             model=self,
             states=STATES,
             transitions=TRANSITIONS,
@@ -203,23 +280,38 @@ class PooledWorker:
 
     def _poison(self, error: BaseException | None, nodeid: str) -> None:
         self.poisonings += 1
-        rc, where = _rc_where(error)
-        self.trigger("device_error", rc=rc, where=where, nodeid=nodeid)
-        if not self.recovery:
-            return
-        if self._process_must_end(error):
-            self._end_with_process(rc, where, nodeid)
-        else:
-            self._heal(nodeid)
+        self.trigger("device_error", error=error, nodeid=nodeid)
+        # Which way a poisoned worker goes (ended with its process, reset, or left poisoned
+        # without recovery), and each attempt's outcome, is the table's choice.
+        self.trigger("heal", error=error, nodeid=nodeid)
+        # Ends: an attempt that neither took nor may be retried gives up (no conditions).
+        while self.state == "force_reset":
+            self.trigger("attempt_done", error=self._reset_and_rebuild(), nodeid=nodeid)
 
-    def _process_must_end(self, error: BaseException | None) -> bool:
+    # -- the table's conditions and edge callbacks (each given the trigger's event) --------
+
+    def needs_fresh_process(self, event: EventData) -> bool:
         """The error says so, or the runner does (a test may catch the error and pass)."""
+        error = event.kwargs.get("error")
         if isinstance(error, DeviceRuntimeError) and error.process_must_end:
             return True
         return bool(getattr(self.runner, "process_must_end", False))
 
-    def _end_with_process(self, rc: int | None, where: str | None, nodeid: str) -> None:
+    def reset_took(self, event: EventData) -> bool:
+        return event.kwargs.get("error") is None
+
+    def attempts_left(self, event: EventData) -> bool:
+        return self.attempt < self.max_attempts
+
+    def _first_attempt(self, event: EventData) -> None:
+        self.attempt = 1
+
+    def _next_attempt(self, event: EventData) -> None:
+        self.attempt += 1
+
+    def _explain_process_end(self, event: EventData) -> None:
         # No force reset: on a card whose op still runs it blocks or does nothing.
+        rc, where = _rc_where(event.kwargs.get("error"))
         cause = f" (rc {rc} at {where})" if rc is not None else ""
         self.skip_reason = (
             f"worker {self.key} cannot be recovered in this process: an op still runs on "
@@ -227,25 +319,14 @@ class PooledWorker:
             "in-process reset is tried; a fresh process will re-run this test and the later ones"
         )
         self.must_end_process = True
-        self.trigger("process_must_end", rc=rc, where=where, nodeid=nodeid)
 
-    def _heal(self, nodeid: str) -> None:
-        self.trigger("start_force_reset", nodeid=nodeid, attempt=1)
-        for attempt in range(1, self.max_attempts + 1):
-            failure = self._reset_and_rebuild()
-            if failure is None:
-                self.trigger("rebuild_ok", nodeid=nodeid, attempt=attempt)
-                return
-            rc, where = _rc_where(failure)
-            if attempt < self.max_attempts:
-                self.trigger("reset_retry", rc=rc, where=where, nodeid=nodeid, attempt=attempt + 1)
-            else:
-                self.skip_reason = (
-                    f"worker {self.key} could not be recovered: force reset/rebuild failed "
-                    f"{self.max_attempts} time(s) (last: rc {rc} at {where}); "
-                    "a fresh process will re-run this test"
-                )
-                self.trigger("give_up", rc=rc, where=where, nodeid=nodeid, attempt=attempt)
+    def _explain_give_up(self, event: EventData) -> None:
+        rc, where = _rc_where(event.kwargs.get("error"))
+        self.skip_reason = (
+            f"worker {self.key} could not be recovered: force reset/rebuild failed "
+            f"{self.max_attempts} time(s) (last: rc {rc} at {where}); "
+            "a fresh process will re-run this test"
+        )
 
     def _reset_and_rebuild(self) -> BaseException | None:
         """One force reset and rebuild, checked by a probe; the error when it did not take."""
@@ -277,23 +358,30 @@ class PooledWorker:
         return None
 
     def _record_transition(self, event: EventData) -> None:
-        assert event.transition is not None
-        dest = event.transition.dest or self.state
+        edge = event.transition
+        assert isinstance(edge, _Edge)
+        dest = edge.dest or self.state
         self.path.append(dest)
         reason = event.kwargs.get("reason")
+        # A reset's start names no error: the device_error record just before it names the
+        # one it heals. Every other edge names the error it was taken for, if any.
+        starts_reset = edge.source != dest == "force_reset"
+        rc, where = _rc_where(None if starts_reset else event.kwargs.get("error"))
+        # The attempt an edge starts (into force_reset) or ends (out of it, but a close).
+        in_reset = "force_reset" in (edge.source, dest) and event.event.name != "close"
         self._sink(
             {
                 "type": "lifecycle",
                 "worker": str(self.key),
                 "runtime": self.key.runtime,
                 "device": self.key.device,
-                "source": event.transition.source,
+                "source": edge.source,
                 "dest": dest,
-                "trigger": event.event.name,
-                "rc": event.kwargs.get("rc"),
-                "where": event.kwargs.get("where"),
+                "trigger": edge.label or event.event.name,
+                "rc": event.kwargs.get("rc", rc),
+                "where": where,
                 "nodeid": event.kwargs.get("nodeid", ""),
-                "attempt": event.kwargs.get("attempt"),
+                "attempt": self.attempt if in_reset else None,
                 **({"reason": reason} if reason else {}),
             }
         )
