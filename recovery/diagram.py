@@ -5,7 +5,7 @@ from __future__ import annotations
 from transitions.extensions import GraphMachine
 from transitions.extensions.states import Tags, add_state_features
 
-from recovery.lifecycle import STATES, TRANSITIONS
+from recovery.table import STATES, TRANSITIONS
 
 __all__ = ["mermaid"]
 

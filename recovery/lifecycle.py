@@ -1,11 +1,8 @@
-"""The pooled worker's lifecycle: a ``transitions`` machine declared as one table.
+"""The pooled worker's lifecycle: a ``transitions`` machine run from one table (recovery.table).
 
-The table holds the lifecycle's choices too: where a worker may go more than one way
-(a poisoned worker; a reset attempt's outcome), one trigger has several edges, each with
-its ``conditions``, and the machine takes the first whose conditions hold, as
-``transitions`` means it. The worker only fires the trigger. The callbacks call the
-device runner; every transition becomes a ``lifecycle`` record through the sink the
-worker was given.
+The worker fires the table's triggers; the table chooses the edge. The worker's conditions
+and callbacks call the device runner; every transition becomes a ``lifecycle`` record
+through the sink the worker was given.
 """
 
 from __future__ import annotations
@@ -14,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from transitions import EventData, Machine, Transition
-from transitions.extensions.states import Tags, add_state_features
+from transitions import EventData
 
 from recovery.policy import poisons_worker
+from recovery.table import RUNNABLE_STATES, STATES, TRANSITIONS, Edge, LifecycleMachine
 from simpler.env_settings import positive_int_env
 from simpler.errors import DeviceRuntimeError
 
@@ -28,7 +25,6 @@ __all__ = [
     "TRANSITIONS",
     "DeviceRunner",
     "ErrorTranslator",
-    "LifecycleMachine",
     "PooledWorker",
     "RecordSink",
     "RunnerFactory",
@@ -36,93 +32,7 @@ __all__ = [
     "reset_attempts",
 ]
 
-# A test may run on a worker in a state tagged ``runnable`` (and, with recovery off, on a
-# poisoned one: see PooledWorker.runnable).
-STATES: list[dict[str, Any]] = [
-    {"name": "created"},
-    {"name": "healthy", "tags": ["runnable"]},
-    {"name": "poisoned"},
-    {"name": "force_reset"},
-    {"name": "rebuilt", "tags": ["runnable"]},
-    {"name": "skipped"},
-    {"name": "closed"},
-]
-
-# The whole lifecycle, choices included; docs/lifecycle.md is generated from it. An edge's
-# ``label`` is its name in the records and the diagram: a trigger with a choice (``heal``,
-# ``attempt_done``) names none of its own. Its edges are tried in this order; conditions
-# are the worker's attributes and methods (each method is given the trigger's event).
-TRANSITIONS: list[dict[str, Any]] = [
-    {"trigger": "init_ok", "source": "created", "dest": "healthy"},
-    {"trigger": "device_error", "source": ["created", "healthy", "rebuilt"], "dest": "poisoned"},
-    # An op nothing in the process can stop (a GPU kernel past the op-timeout): no reset is
-    # tried; the process holding the context must end, and a fresh one re-runs the tests.
-    {
-        "trigger": "heal",
-        "label": "process_must_end",
-        "source": "poisoned",
-        "dest": "skipped",
-        "conditions": ["recovery", "needs_fresh_process"],
-        "before": "_explain_process_end",
-    },
-    # With recovery off no edge of ``heal`` holds: the worker stays poisoned and runs on.
-    {
-        "trigger": "heal",
-        "label": "start_force_reset",
-        "source": "poisoned",
-        "dest": "force_reset",
-        "conditions": "recovery",
-        "before": "_first_attempt",
-    },
-    {
-        "trigger": "attempt_done",
-        "label": "rebuild_ok",
-        "source": "force_reset",
-        "dest": "rebuilt",
-        "conditions": "reset_took",
-    },
-    {
-        "trigger": "attempt_done",
-        "label": "reset_retry",
-        "source": "force_reset",
-        "dest": "force_reset",
-        "conditions": "attempts_left",
-        "before": "_next_attempt",
-    },
-    {
-        "trigger": "attempt_done",
-        "label": "give_up",
-        "source": "force_reset",
-        "dest": "skipped",
-        "before": "_explain_give_up",
-    },
-    {
-        "trigger": "close",
-        "source": [s["name"] for s in STATES if s["name"] != "closed"],
-        "dest": "closed",
-    },
-]
-
 DEFAULT_RESET_ATTEMPTS = 3
-RUNNABLE_STATES = tuple(s["name"] for s in STATES if "runnable" in s.get("tags", ()))
-
-
-class _Edge(Transition):
-    """A transition that keeps its ``label``: the name of the edge taken, for the records.
-
-    (The diagram's GraphMachine reads the same key for its edge labels.)
-    """
-
-    def __init__(self, *args: Any, label: str | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.label = label
-
-
-@add_state_features(Tags)
-class LifecycleMachine(Machine):
-    """The machine the table needs: tagged states and labelled edges."""
-
-    transition_cls = _Edge
 
 
 class DeviceRunner(Protocol):
@@ -359,7 +269,7 @@ class PooledWorker:
 
     def _record_transition(self, event: EventData) -> None:
         edge = event.transition
-        assert isinstance(edge, _Edge)
+        assert isinstance(edge, Edge)
         dest = edge.dest or self.state
         self.path.append(dest)
         reason = event.kwargs.get("reason")
