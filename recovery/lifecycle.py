@@ -1,7 +1,8 @@
-"""The pooled worker's lifecycle: a ``transitions`` machine declared as one table.
+"""The pooled worker's lifecycle: a ``transitions`` machine run from one table (recovery.table).
 
-The callbacks call the device runner; every transition becomes a ``lifecycle``
-record through the sink the worker was given.
+The worker fires the table's triggers; the table chooses the edge. The worker's conditions
+and callbacks call the device runner; every transition becomes a ``lifecycle`` record
+through the sink the worker was given.
 """
 
 from __future__ import annotations
@@ -10,14 +11,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from transitions import EventData, Machine
+from transitions import EventData
 
 from recovery.policy import poisons_worker
+from recovery.table import RUNNABLE_STATES, STATES, TRANSITIONS, Edge, LifecycleMachine
 from simpler.env_settings import positive_int_env
 from simpler.errors import DeviceRuntimeError
 
 __all__ = [
     "DEFAULT_RESET_ATTEMPTS",
+    "RUNNABLE_STATES",
     "STATES",
     "TRANSITIONS",
     "DeviceRunner",
@@ -29,24 +32,7 @@ __all__ = [
     "reset_attempts",
 ]
 
-STATES = ["created", "healthy", "poisoned", "force_reset", "rebuilt", "skipped", "closed"]
-
-# The whole lifecycle; docs/lifecycle.md is generated from it.
-TRANSITIONS: list[dict[str, Any]] = [
-    {"trigger": "init_ok", "source": "created", "dest": "healthy"},
-    {"trigger": "device_error", "source": ["created", "healthy", "rebuilt"], "dest": "poisoned"},
-    {"trigger": "start_force_reset", "source": "poisoned", "dest": "force_reset"},
-    {"trigger": "reset_retry", "source": "force_reset", "dest": "force_reset"},
-    {"trigger": "rebuild_ok", "source": "force_reset", "dest": "rebuilt"},
-    {"trigger": "give_up", "source": "force_reset", "dest": "skipped"},
-    # An op nothing in the process can stop (a GPU kernel past the op-timeout): no reset is
-    # tried; the process holding the context must end, and a fresh one re-runs the tests.
-    {"trigger": "process_must_end", "source": "poisoned", "dest": "skipped"},
-    {"trigger": "close", "source": [s for s in STATES if s != "closed"], "dest": "closed"},
-]
-
 DEFAULT_RESET_ATTEMPTS = 3
-RUNNABLE_STATES = ("healthy", "rebuilt")
 
 
 class DeviceRunner(Protocol):
@@ -125,7 +111,8 @@ class PooledWorker:
         self._factory = factory
         self._translate: ErrorTranslator = translate or (lambda error: error)
         self.runner: DeviceRunner | None = None
-        self._machine = Machine(
+        self.attempt = 0  # the force reset attempt under way, from 1; the table counts them
+        self._machine = LifecycleMachine(
             model=self,
             states=STATES,
             transitions=TRANSITIONS,
@@ -203,23 +190,38 @@ class PooledWorker:
 
     def _poison(self, error: BaseException | None, nodeid: str) -> None:
         self.poisonings += 1
-        rc, where = _rc_where(error)
-        self.trigger("device_error", rc=rc, where=where, nodeid=nodeid)
-        if not self.recovery:
-            return
-        if self._process_must_end(error):
-            self._end_with_process(rc, where, nodeid)
-        else:
-            self._heal(nodeid)
+        self.trigger("device_error", error=error, nodeid=nodeid)
+        # Which way a poisoned worker goes (ended with its process, reset, or left poisoned
+        # without recovery), and each attempt's outcome, is the table's choice.
+        self.trigger("heal", error=error, nodeid=nodeid)
+        # Ends: an attempt that neither took nor may be retried gives up (no conditions).
+        while self.state == "force_reset":
+            self.trigger("attempt_done", error=self._reset_and_rebuild(), nodeid=nodeid)
 
-    def _process_must_end(self, error: BaseException | None) -> bool:
+    # -- the table's conditions and edge callbacks (each given the trigger's event) --------
+
+    def needs_fresh_process(self, event: EventData) -> bool:
         """The error says so, or the runner does (a test may catch the error and pass)."""
+        error = event.kwargs.get("error")
         if isinstance(error, DeviceRuntimeError) and error.process_must_end:
             return True
         return bool(getattr(self.runner, "process_must_end", False))
 
-    def _end_with_process(self, rc: int | None, where: str | None, nodeid: str) -> None:
+    def reset_took(self, event: EventData) -> bool:
+        return event.kwargs.get("error") is None
+
+    def attempts_left(self, event: EventData) -> bool:
+        return self.attempt < self.max_attempts
+
+    def _first_attempt(self, event: EventData) -> None:
+        self.attempt = 1
+
+    def _next_attempt(self, event: EventData) -> None:
+        self.attempt += 1
+
+    def _explain_process_end(self, event: EventData) -> None:
         # No force reset: on a card whose op still runs it blocks or does nothing.
+        rc, where = _rc_where(event.kwargs.get("error"))
         cause = f" (rc {rc} at {where})" if rc is not None else ""
         self.skip_reason = (
             f"worker {self.key} cannot be recovered in this process: an op still runs on "
@@ -227,25 +229,14 @@ class PooledWorker:
             "in-process reset is tried; a fresh process will re-run this test and the later ones"
         )
         self.must_end_process = True
-        self.trigger("process_must_end", rc=rc, where=where, nodeid=nodeid)
 
-    def _heal(self, nodeid: str) -> None:
-        self.trigger("start_force_reset", nodeid=nodeid, attempt=1)
-        for attempt in range(1, self.max_attempts + 1):
-            failure = self._reset_and_rebuild()
-            if failure is None:
-                self.trigger("rebuild_ok", nodeid=nodeid, attempt=attempt)
-                return
-            rc, where = _rc_where(failure)
-            if attempt < self.max_attempts:
-                self.trigger("reset_retry", rc=rc, where=where, nodeid=nodeid, attempt=attempt + 1)
-            else:
-                self.skip_reason = (
-                    f"worker {self.key} could not be recovered: force reset/rebuild failed "
-                    f"{self.max_attempts} time(s) (last: rc {rc} at {where}); "
-                    "a fresh process will re-run this test"
-                )
-                self.trigger("give_up", rc=rc, where=where, nodeid=nodeid, attempt=attempt)
+    def _explain_give_up(self, event: EventData) -> None:
+        rc, where = _rc_where(event.kwargs.get("error"))
+        self.skip_reason = (
+            f"worker {self.key} could not be recovered: force reset/rebuild failed "
+            f"{self.max_attempts} time(s) (last: rc {rc} at {where}); "
+            "a fresh process will re-run this test"
+        )
 
     def _reset_and_rebuild(self) -> BaseException | None:
         """One force reset and rebuild, checked by a probe; the error when it did not take."""
@@ -277,23 +268,30 @@ class PooledWorker:
         return None
 
     def _record_transition(self, event: EventData) -> None:
-        assert event.transition is not None
-        dest = event.transition.dest or self.state
+        edge = event.transition
+        assert isinstance(edge, Edge)
+        dest = edge.dest or self.state
         self.path.append(dest)
         reason = event.kwargs.get("reason")
+        # A reset's start names no error: the device_error record just before it names the
+        # one it heals. Every other edge names the error it was taken for, if any.
+        starts_reset = edge.source != dest == "force_reset"
+        rc, where = _rc_where(None if starts_reset else event.kwargs.get("error"))
+        # The attempt an edge starts (into force_reset) or ends (out of it, but a close).
+        in_reset = "force_reset" in (edge.source, dest) and event.event.name != "close"
         self._sink(
             {
                 "type": "lifecycle",
                 "worker": str(self.key),
                 "runtime": self.key.runtime,
                 "device": self.key.device,
-                "source": event.transition.source,
+                "source": edge.source,
                 "dest": dest,
-                "trigger": event.event.name,
-                "rc": event.kwargs.get("rc"),
-                "where": event.kwargs.get("where"),
+                "trigger": edge.label or event.event.name,
+                "rc": event.kwargs.get("rc", rc),
+                "where": where,
                 "nodeid": event.kwargs.get("nodeid", ""),
-                "attempt": event.kwargs.get("attempt"),
+                "attempt": self.attempt if in_reset else None,
                 **({"reason": reason} if reason else {}),
             }
         )

@@ -80,7 +80,7 @@ def _job(path: Path, index: int, entry: Any) -> Job:
 
 def run_schedule(args: argparse.Namespace) -> int:
     from simpler.scheduler.durations import DEFAULT_DURATIONS_PATH, estimator, load_measurements
-    from simpler.scheduler.policy import unfittable
+    from simpler.scheduler.policies import unfittable
 
     try:
         devices = parse_devices(args.devices)

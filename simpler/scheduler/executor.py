@@ -24,7 +24,7 @@ from types import FrameType
 from simpler.devices import format_devices
 from simpler.scheduler.jobs import Job, JobResult, Running
 from simpler.scheduler.locks import DeviceLocks
-from simpler.scheduler.policy import order_jobs, pick, unfittable
+from simpler.scheduler.policies import order_jobs, pick, unfittable
 from simpler.scheduler.process import ChildProcess, Launcher, signal_name, stop_trees
 
 __all__ = ["Execution", "ExecutorOptions", "execute", "log_name"]

@@ -1,7 +1,7 @@
 """The dry run: play a policy over a list of jobs on a virtual clock.
 
 Each job takes exactly its estimate. Placement decisions come from the same
-:func:`simpler.scheduler.policy.pick` the executor calls, so a dry run shows what a real
+:func:`simpler.scheduler.policies.pick` the executor calls, so a dry run shows what a real
 run would do if every estimate were right.
 """
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from simpler.scheduler.durations import estimator
 from simpler.scheduler.jobs import Running
-from simpler.scheduler.policy import lower_bound, order_jobs, pick, unfittable
+from simpler.scheduler.policies import lower_bound, order_jobs, pick, unfittable
 
 if TYPE_CHECKING:
     from simpler.scheduler.jobs import Job

@@ -10,7 +10,14 @@ from hypothesis import strategies as st
 
 from simpler.scheduler.durations import estimator
 from simpler.scheduler.jobs import Job, Running
-from simpler.scheduler.policy import POLICIES, lower_bound, order_jobs, pick, unfittable
+from simpler.scheduler.policies import (
+    POLICIES,
+    POLICY_CLASSES,
+    lower_bound,
+    order_jobs,
+    pick,
+    unfittable,
+)
 
 ESTIMATE = estimator({})
 # Modest counts: the whole file runs in about a second; no example database in the repo.
@@ -59,6 +66,13 @@ def test_an_unknown_policy_is_refused_with_the_choices() -> None:
         order_jobs([], "lifo", ESTIMATE)
     with pytest.raises(ValueError, match="unknown policy"):
         pick("lifo", [], [0], [], 0.0, ESTIMATE)
+
+
+def test_each_policy_is_its_own_module_registered_under_its_user_visible_name() -> None:
+    assert POLICIES == ("backfill", "fifo")  # the default first, as --policy offers them
+    for name, policy in POLICY_CLASSES.items():
+        assert policy.name == name
+        assert policy.__module__ == f"simpler.scheduler.policies.{name}"
 
 
 def test_jobs_get_the_lowest_free_ids_in_order() -> None:

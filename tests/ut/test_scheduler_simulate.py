@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simpler.scheduler.jobs import Job
-from simpler.scheduler.policy import POLICIES, order_jobs
+from simpler.scheduler.policies import POLICIES, order_jobs
 from simpler.scheduler.simulate import Placement, Schedule, dry_run
 
 PROPERTY = settings(max_examples=150, deadline=None, database=None)

@@ -1,0 +1,130 @@
+"""``backfill`` (the default): wide jobs first, then EASY backfilling behind a reservation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from simpler.scheduler.policies.base import Estimate, Placement, Policy, start_from_head, take
+
+if TYPE_CHECKING:
+    from simpler.scheduler.jobs import Job, Running
+
+__all__ = ["PROMOTION_MARGIN", "BackfillPolicy"]
+
+# A job jumps the size order only when its turn there would, by the estimates, end it
+# more than this fraction past the lower bound. A tighter margin promotes jobs whose
+# estimate is merely wrong by the usual x0.5-x2, and a promoted narrow job makes the
+# wide ones wait on a reservation that the wrong estimate misplaces.
+PROMOTION_MARGIN = 0.05
+
+
+class BackfillPolicy(Policy):
+    name = "backfill"
+
+    def order(self, jobs: Sequence[Job], estimate: Estimate, pool_size: int | None) -> list[Job]:
+        """The most devices first, and the longest estimate first within a device count
+        (ties: label).
+
+        Wide jobs then run while nothing narrow is left to fragment the pool: with
+        1/2/4/8-device jobs on 8 devices, the free devices are always a multiple of the
+        head's count, so the pool stays full until the narrow jobs at the end, and only
+        their order (longest first) rests on the estimates.
+
+        A job whose turn in that order would end past the lower bound (by more than
+        :data:`PROMOTION_MARGIN`, beyond the overhang of whichever job runs last) goes
+        first instead, longest first: a long narrow job must start early or it alone sets
+        the makespan. Its turn is estimated as if the jobs before it were spread over the
+        whole pool. ``pool_size`` defaults to the widest job's device count.
+        """
+        if not jobs:
+            return []
+        pool = pool_size or max(job.devices for job in jobs)
+        seconds = {id(job): estimate(job) for job in jobs}
+        area = {id(job): job.devices * seconds[id(job)] for job in jobs}
+        bound = max(sum(area.values()) / pool, max(seconds.values()))
+        by_size = sorted(jobs, key=lambda job: (-job.devices, -seconds[id(job)], job.label))
+        promoted: list[Job] = []
+        while by_size:
+            # Whatever goes last ends past the bound by about this much, in any order:
+            # moving a job ahead is worth it only when it would overhang by more.
+            last = by_size[-1]
+            unavoidable = seconds[id(last)] * (1 - last.devices / pool)
+            limit = bound * (1 + PROMOTION_MARGIN) + unavoidable
+            ahead = sum(area[id(job)] for job in promoted)
+            late = []
+            for job in by_size:
+                if ahead / pool + seconds[id(job)] > limit:
+                    late.append(job)
+                ahead += area[id(job)]
+            if not late:
+                break
+            # Promoting moves the others later: look again until nobody is late.
+            promoted += late
+            by_size = [job for job in by_size if all(job is not other for other in late)]
+        promoted.sort(key=lambda job: (-seconds[id(job)], -job.devices, job.label))
+        return promoted + by_size
+
+    def pick(
+        self,
+        waiting: Sequence[Job],
+        free: Sequence[int],
+        running: Sequence[Running],
+        now: float,
+        estimate: Estimate,
+    ) -> list[Placement]:
+        """EASY backfilling. Jobs start from the head while they fit. When the head does not
+        fit, it gets a reservation: the earliest time at which enough devices are free for
+        it, counting the devices that running jobs release at their ``expected_end_s``. A
+        later job then starts now only if it fits now and either
+
+        - ends (``now`` + its estimate) no later than the reservation, or
+        - needs no more devices than the head leaves spare at the reservation (those spare
+          devices are then used up for the jobs after it).
+
+        Either way the head still has its devices at the reservation, so a backfilled job
+        never delays it: while estimates hold, the reservation only moves earlier (a job
+        finishing early) and a large job is never starved by a stream of small ones. A job
+        running past its estimate counts as ending now, so it delays the head only as much
+        as it actually overruns.
+        """
+        started, available = start_from_head(waiting, free)
+        if len(started) == len(waiting):
+            return started
+        # Running jobs and the ones started in this call, as (expected end, devices held).
+        releases = [(max(run.expected_end_s, now), len(run.devices)) for run in running]
+        releases += [(now + estimate(job), job.devices) for job, _ in started]
+
+        head = waiting[len(started)]
+        reservation_s, spare = _reservation(head.devices, len(available), releases)
+        for job in waiting[len(started) + 1 :]:
+            if job.devices > len(available):
+                continue
+            ends_in_time = now + estimate(job) <= reservation_s
+            if not ends_in_time:
+                if job.devices > spare:
+                    continue
+                spare -= job.devices
+            devices, available = take(available, job.devices)
+            started.append((job, devices))
+        return started
+
+
+def _reservation(
+    needed: int, free_now: int, releases: Sequence[tuple[float, int]]
+) -> tuple[float, int]:
+    """The earliest time ``needed`` devices are free, and how many more are free then."""
+    free_then = free_now
+    pending = sorted(releases)
+    position = 0
+    while position < len(pending):
+        end_s = pending[position][0]
+        # Every device released at the same instant is free at the reservation.
+        while position < len(pending) and pending[position][0] == end_s:
+            free_then += pending[position][1]
+            position += 1
+        if free_then >= needed:
+            return end_s, free_then - needed
+    # The head can never fit (callers refuse such jobs up front): rather than idle the
+    # pool behind it, let every later job that fits start.
+    return float("inf"), 0
