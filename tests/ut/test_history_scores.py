@@ -25,7 +25,7 @@ from simpler.history.render_scores import EMPTY, render_json, render_markdown, r
 from simpler.history.scores import SCORES_SQL, compute_scores
 from simpler.history.window import select_window
 
-DESIGN_KEYS = [
+FLAKY_JSON_KEYS = [
     "nodeid", "runs", "passed", "failed_test", "failed_device", "failed_infra",
     "pass_on_retry", "same_commit_flips", "flip_rate", "flake_rate", "flake_rate_low",
     "flake_rate_high", "state", "last_failure",
@@ -237,7 +237,7 @@ def test_failures_all_on_one_runner_make_a_test_device_sensitive(
 def test_scores_as_json_carry_exactly_the_designed_keys(conn: sqlite3.Connection) -> None:
     seed(conn, {"t.py::a": "F.R.", "t.py::b": "...."})
     documents = json.loads(render_json(compute_scores(conn)))
-    assert [list(d) for d in documents] == [DESIGN_KEYS, DESIGN_KEYS]
+    assert [list(d) for d in documents] == [FLAKY_JSON_KEYS, FLAKY_JSON_KEYS]
     assert documents[0]["last_failure"] == {
         "run_id": "run002",
         "commit": "c2",
