@@ -223,10 +223,10 @@ def _run(args: argparse.Namespace, pytest_args: list[str]) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     from simpler.coverage.options import cov_options
-    from simpler.fleet.missing_jobs import expected_jobs
     from simpler.orchestrator.quarantine_setup import load_run_quarantine
     from simpler.orchestrator.report_phase import ReportOptions, print_report
     from simpler.reporting import report_file as report
+    from simpler.share.missing_jobs import expected_jobs
 
     files = args.files or [str(report.report_path())]
     if args.prune_before is not None:

@@ -17,13 +17,14 @@ from simpler.coverage.options import cov_options
 from simpler.coverage.process_env import RunCoverage, data_dir_of
 from simpler.devices import parse_devices
 from simpler.orchestrator.children import ChildStarts
-from simpler.orchestrator.collection import ResourceTest, SuiteListing, inspect_suite
+from simpler.orchestrator.collection import inspect_suite
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.deadline import DEADLINE_ENV, run_deadline
 from simpler.orchestrator.preflight import check_env_numbers, check_faults, check_platform
 from simpler.orchestrator.pytest_args import PytestArgs, requested_xdist_workers
 from simpler.orchestrator.quarantine_setup import load_run_quarantine, warn_unmatched
 from simpler.orchestrator.run_identity import check_run_id, run_id_for
+from simpler.share.listing import ResourceTest, SuiteListing
 from simpler.usage import UsageError
 
 __all__ = ["prepare_run"]
@@ -35,8 +36,8 @@ def prepare_run(
     args: argparse.Namespace, pytest_args: list[str]
 ) -> tuple[RunContext, list[str]] | None:
     """The run and its phases, or None when this run's share of a split suite is empty."""
-    from simpler.fleet.run_share import RunShare
     from simpler.reporting import report_file as report  # not at the top: `capacity` skips it
+    from simpler.share.run_share import RunShare
 
     devices = _devices(args.device)
     _check_run_ids(args.run_id)

@@ -21,13 +21,13 @@ from simpler.ci.quarantine_markup import quarantine_markdown, quarantine_warning
 from simpler.contract import EXIT_INFRA, EXIT_USAGE
 from simpler.coverage.options import CovOptions
 from simpler.coverage.reports import CoverageResult
-from simpler.fleet.missing_jobs import ExpectedJob, missing_jobs, missing_ruling
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.leftovers import leftover_lines
 from simpler.reporting import report_file as report
 from simpler.reporting.quarantine_file import QuarantineFile
 from simpler.reporting.resource_block import latest_children
 from simpler.reporting.summary import Ruling, Summary, select_latest_runs, summarize
+from simpler.share.missing_jobs import ExpectedJob, missing_jobs, missing_ruling
 
 __all__ = ["ReportOptions", "print_report", "report_phase"]
 

@@ -27,7 +27,13 @@ LAYERS = (
     ("simpler.ci",),
     ("simpler.history",),
     ("simpler.plugin",),
-    ("simpler.orchestrator", "simpler.capacity", "simpler.fleet"),
+    # A split suite (its listing, shards, plan file, a job's share, the planned jobs a merged
+    # report lacks) sits below both the orchestrator that runs a share and the fleet that
+    # plans one; the capacity report and the planner collect a suite as the orchestrator does.
+    ("simpler.share",),
+    ("simpler.orchestrator",),
+    ("simpler.capacity",),
+    ("simpler.fleet",),
     ("simpler.cli", "simpler.report", "simpler.__main__"),
 )  # fmt: skip
 

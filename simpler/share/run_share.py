@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simpler.fleet.job_share import job_share
-from simpler.fleet.plan_file import load_suite_plan
-from simpler.orchestrator.collection import SuiteListing
-from simpler.orchestrator.sharding import Shard, ShardSpec, parse_shard, split_suite
+from simpler.share.job_share import job_share
+from simpler.share.listing import SuiteListing
+from simpler.share.plan_file import load_suite_plan
+from simpler.share.sharding import Shard, ShardSpec, parse_shard, split_suite
 from simpler.usage import UsageError
 
 __all__ = ["RunShare"]
