@@ -57,12 +57,17 @@ class ReportOptions:
 
 
 class SummarySettings(Protocol):
-    """What the summary takes from a run's settings or from ``simpler report``'s options."""
+    """What the summary takes from a run's settings or from ``simpler report``'s options
+    (read only: the command's options are frozen)."""
 
-    fail_on_flaky: bool
-    fail_if_nothing_ran: bool
-    tail_lines: int
-    junit: Path | None
+    @property
+    def fail_on_flaky(self) -> bool: ...
+    @property
+    def fail_if_nothing_ran(self) -> bool: ...
+    @property
+    def tail_lines(self) -> int: ...
+    @property
+    def junit(self) -> Path | None: ...
 
 
 def print_report(paths: Sequence[str | Path], options: ReportOptions) -> int:

@@ -34,7 +34,7 @@ LAYERS = (
     ("simpler.orchestrator",),
     ("simpler.capacity",),
     ("simpler.fleet",),
-    ("simpler.cli", "simpler.report", "simpler.__main__"),
+    ("simpler.commands", "simpler.cli", "simpler.report", "simpler.__main__"),
 )  # fmt: skip
 
 
