@@ -24,7 +24,7 @@ from simpler.capacity.render import SECTIONS, render_markdown
 from simpler.capacity.render_json import render_json
 from simpler.capacity.step_summary import append_step_summary, step_summary_path
 from simpler.contract import EXIT_OK, EXIT_USAGE
-from simpler.usage import OneLineParser, UsageError
+from simpler.usage import OneLineParser, UsageError, options_of
 
 if TYPE_CHECKING:
     from simpler.capacity.pool import PoolResult
@@ -49,16 +49,12 @@ class CapacityOptions:
 
 
 def options(namespace: argparse.Namespace) -> CapacityOptions:
-    return CapacityOptions(
+    return options_of(
+        CapacityOptions,
+        namespace,
         registry=tuple(namespace.registry),
         collect=tuple(namespace.collect),
-        section=namespace.section,
-        format=namespace.format,
-        step_summary=namespace.step_summary,
         backend=tuple(namespace.backend),
-        pool=namespace.pool,
-        nightly=namespace.nightly,
-        lenient=namespace.lenient,
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from simpler.usage import OneLineParser
+from simpler.usage import OneLineParser, options_of
 
 __all__ = ["HELP", "LifecycleOptions", "add_parser", "main", "options"]
 
@@ -24,7 +24,7 @@ def add_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
 
 
 def options(namespace: argparse.Namespace) -> LifecycleOptions:
-    return LifecycleOptions(mermaid=namespace.mermaid)
+    return options_of(LifecycleOptions, namespace)
 
 
 def main(_options: LifecycleOptions) -> int:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from simpler.commands.shared import NOTHING_RAN_HELP, QUARANTINE_HELP, cov_request
 from simpler.coverage.options import CovRequest, add_cov_arguments
-from simpler.usage import OneLineParser, UsageError, positive_int
+from simpler.usage import OneLineParser, UsageError, options_of, positive_int
 
 __all__ = ["HELP", "ReportCommand", "add_parser", "main", "options"]
 
@@ -53,17 +53,12 @@ def add_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
 
 
 def options(namespace: argparse.Namespace) -> ReportCommand:
-    return ReportCommand(
+    return options_of(
+        ReportCommand,
+        namespace,
         files=tuple(namespace.files or ()),
-        fail_on_flaky=namespace.fail_on_flaky,
-        fail_if_nothing_ran=namespace.fail_if_nothing_ran,
-        tail_lines=namespace.tail_lines,
-        junit=namespace.junit,
-        quarantine=namespace.quarantine,
         plan=tuple(namespace.plan),
         coverage=cov_request(namespace),
-        timeline=namespace.timeline,
-        prune_before=namespace.prune_before,
     )
 
 

@@ -11,7 +11,7 @@ from simpler.commands.shared import NOTHING_RAN_HELP, QUARANTINE_HELP, cov_reque
 from simpler.contract import PHASE_ORDER
 from simpler.coverage.options import add_cov_arguments
 from simpler.orchestrator.options import RunOptions
-from simpler.usage import OneLineParser, positive_int, positive_number
+from simpler.usage import OneLineParser, options_of, positive_int, positive_number
 
 __all__ = ["HELP", "PYTEST_ARGS", "add_parser", "main", "options"]
 
@@ -91,34 +91,14 @@ def add_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
 
 
 def options(namespace: argparse.Namespace) -> RunOptions:
-    """The parsed command line, typed, with the environment's defaults filled in."""
+    """The parsed command line, typed, with the plan and job of the environment filled in."""
     plan_env = os.environ.get(PLAN_ENV, "")
-    return RunOptions(
-        platform=namespace.platform,
-        device=namespace.device,
-        phases=namespace.phases,
-        report=namespace.report,
-        fail_on_flaky=namespace.fail_on_flaky,
-        fail_if_nothing_ran=namespace.fail_if_nothing_ran,
-        max_parallel=namespace.max_parallel,
-        no_recovery=namespace.no_recovery,
-        tail_lines=namespace.tail_lines,
-        policy=namespace.policy,
-        job_timeout=namespace.job_timeout,
-        session_timeout=namespace.session_timeout,
-        exitfirst=namespace.exitfirst,
-        junit=namespace.junit,
-        quarantine=namespace.quarantine,
-        shard=namespace.shard,
-        shard_durations=namespace.shard_durations,
+    return options_of(
+        RunOptions,
+        namespace,
         plan=namespace.plan or (Path(plan_env) if plan_env else None),
         job=namespace.job or os.environ.get(JOB_ENV) or None,
-        run_id=namespace.run_id,
-        new_run=namespace.new_run,
-        history=namespace.history,
         coverage=cov_request(namespace),
-        isolate=namespace.isolate,
-        deadline=namespace.deadline,
     )
 
 

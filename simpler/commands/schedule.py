@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.devices import format_devices, parse_devices
 from simpler.scheduler.jobs import Job
-from simpler.usage import OneLineParser, UsageError, positive_int, positive_number
+from simpler.usage import OneLineParser, UsageError, options_of, positive_int, positive_number
 
 if TYPE_CHECKING:
     from simpler.scheduler.durations import Estimator
@@ -61,17 +61,7 @@ def add_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
 
 
 def options(namespace: argparse.Namespace) -> ScheduleOptions:
-    return ScheduleOptions(
-        devices=namespace.devices,
-        jobs=Path(namespace.jobs),
-        policy=namespace.policy,
-        dry_run=namespace.dry_run,
-        json=namespace.json,
-        job_timeout=namespace.job_timeout,
-        session_timeout=namespace.session_timeout,
-        exitfirst=namespace.exitfirst,
-        tail_lines=namespace.tail_lines,
-    )
+    return options_of(ScheduleOptions, namespace, jobs=Path(namespace.jobs))
 
 
 def main(args: ScheduleOptions) -> int:

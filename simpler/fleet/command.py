@@ -34,7 +34,14 @@ from simpler.fleet.suite_units import suite_units
 from simpler.history.durations_export import L2_STARTUP_KEY
 from simpler.reporting.files import write_atomically
 from simpler.scheduler.durations import Measured, measurements_of
-from simpler.usage import OneLineParser, UsageError, one_line_exit, positive_int, positive_number
+from simpler.usage import (
+    OneLineParser,
+    UsageError,
+    one_line_exit,
+    options_of,
+    positive_int,
+    positive_number,
+)
 
 __all__ = ["PlanOptions", "main", "options"]
 
@@ -56,18 +63,7 @@ class PlanOptions:
 
 
 def options(namespace: argparse.Namespace) -> PlanOptions:
-    return PlanOptions(
-        runners=tuple(namespace.runners),
-        registry=namespace.registry,
-        platform=namespace.platform,
-        target_minutes=namespace.target_minutes,
-        jobs=namespace.jobs,
-        durations=namespace.durations,
-        startup_seconds=namespace.startup_seconds,
-        phase_startup=namespace.phase_startup,
-        out=namespace.out,
-        format=namespace.format,
-    )
+    return options_of(PlanOptions, namespace, runners=tuple(namespace.runners))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

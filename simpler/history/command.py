@@ -12,9 +12,9 @@ import sqlite3
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import fields
 from pathlib import Path
 
+from simpler import usage
 from simpler.contract import EXIT_OK
 from simpler.history.options import HistoryOptions
 from simpler.history.schema import HistoryUnusable, connect, db_path
@@ -123,10 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def options(namespace: argparse.Namespace) -> HistoryOptions:
     """The subcommand's options, typed; the fields of the other subcommands keep defaults."""
-    given = {f.name: getattr(namespace, f.name) for f in fields(HistoryOptions)
-             if hasattr(namespace, f.name)}  # fmt: skip
-    given["reports"] = tuple(given.get("reports", ()))
-    return HistoryOptions(**given)
+    return usage.options_of(
+        HistoryOptions, namespace, reports=tuple(getattr(namespace, "reports", ()))
+    )
 
 
 def _dispatch(args: HistoryOptions) -> int:
