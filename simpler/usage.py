@@ -4,13 +4,26 @@ guard around every command's body that turns what it raises into one line and an
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Callable
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from simpler.contract import EXIT_INFRA, EXIT_USAGE
 
-__all__ = ["OneLineParser", "UsageError", "one_line_exit", "positive_int", "positive_number"]
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+    Options = TypeVar("Options", bound=DataclassInstance)
+
+__all__ = [
+    "OneLineParser",
+    "UsageError",
+    "one_line_exit",
+    "options_of",
+    "positive_int",
+    "positive_number",
+]
 
 Errors = tuple[type[BaseException], ...]
 
@@ -45,6 +58,18 @@ def positive_number(unit: str) -> Callable[[str], float]:
         return value
 
     return parse
+
+
+def options_of(kind: type[Options], namespace: argparse.Namespace, **typed: object) -> Options:
+    """A command's typed options (a frozen dataclass) from what its parser parsed: each field
+    the value of its name, or ``typed``'s where the command converts it; a field the parser
+    has not (another subcommand's) keeps its default."""
+    parsed = {
+        field.name: getattr(namespace, field.name)
+        for field in dataclasses.fields(kind)
+        if hasattr(namespace, field.name)
+    }
+    return kind(**{**parsed, **typed})
 
 
 def one_line_exit(

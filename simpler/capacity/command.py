@@ -12,26 +12,50 @@ import gc
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from simpler.capacity.aggregate import Capacity, aggregate, backend_slot
 from simpler.capacity.model import InputError, Loaded, Registration, suite_label
-from simpler.capacity.pool_spec import parse_pool_spec
+from simpler.capacity.pool_spec import PoolSpec, parse_pool_spec
 from simpler.capacity.registry import load_registry
 from simpler.capacity.render import SECTIONS, render_markdown
 from simpler.capacity.render_json import render_json
 from simpler.capacity.step_summary import append_step_summary, step_summary_path
 from simpler.contract import EXIT_OK, EXIT_USAGE
-from simpler.usage import OneLineParser, UsageError
+from simpler.usage import OneLineParser, UsageError, options_of
 
 if TYPE_CHECKING:
     from simpler.capacity.pool import PoolResult
 
-__all__ = ["build_parser", "main"]
+__all__ = ["CapacityOptions", "build_parser", "main", "options"]
 
 PROG = "simpler capacity"
 UNSIZED_NAMES_SHOWN = 20  # the warning stays one readable line; the report lists them all
+
+
+@dataclass(frozen=True)
+class CapacityOptions:
+    registry: tuple[Path, ...] = ()
+    collect: tuple[str, ...] = ()
+    section: str = "summary"
+    format: str = "markdown"
+    step_summary: bool = False
+    backend: tuple[str, ...] = ()
+    pool: PoolSpec | None = None
+    nightly: bool = False
+    lenient: bool = False
+
+
+def options(namespace: argparse.Namespace) -> CapacityOptions:
+    return options_of(
+        CapacityOptions,
+        namespace,
+        registry=tuple(namespace.registry),
+        collect=tuple(namespace.collect),
+        backend=tuple(namespace.backend),
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -97,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str]) -> int:
     try:
-        args = build_parser().parse_args(list(argv))
+        args = options(build_parser().parse_args(list(argv)))
     except UsageError as exc:
         _error(str(exc))
         return EXIT_USAGE
@@ -110,7 +134,7 @@ def main(argv: Sequence[str]) -> int:
         return EXIT_USAGE
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: CapacityOptions) -> int:
     if not args.registry and not args.collect:
         raise InputError("nothing to report: give --registry FILE and/or --collect PATHS")
     if args.nightly and args.pool is None:
@@ -132,7 +156,7 @@ def _run(args: argparse.Namespace) -> int:
     capacity = aggregate(registrations)
     _warn_unsized(capacity)
     pools: list[PoolResult] = []
-    if dry_run is not None:
+    if dry_run is not None and args.pool is not None:  # the dry run is loaded for --pool only
         from simpler.capacity.pool import simulate_pools
 
         pools = simulate_pools(registrations, args.pool, dry_run, nightly=args.nightly)

@@ -22,6 +22,7 @@ __all__ = [
     "MIN_COVERAGE",
     "REPORT_KINDS",
     "CovOptions",
+    "CovRequest",
     "add_cov_arguments",
     "cov_options",
     "parse_report",
@@ -47,6 +48,19 @@ class Report:
     @property
     def target(self) -> str:
         return self.path or DEFAULT_PATHS.get(self.kind, "")
+
+
+@dataclass(frozen=True)
+class CovRequest:
+    """A command's coverage options as typed, not yet checked (``cov_options`` checks them)."""
+
+    cov: tuple[str, ...] | None = None  # --cov's sources ("" for a bare --cov); None: none
+    cov_report: tuple[str, ...] = ()
+    cov_fail_under: str | None = None
+    cov_context: str | None = None
+    cov_config: str | None = None
+    cov_branch: bool = False
+    no_cov: bool = False
 
 
 @dataclass(frozen=True)
@@ -162,16 +176,16 @@ def split_cov_args(pytest_args: list[str]) -> tuple[list[str], list[str]]:
     return rest, taken
 
 
-def cov_options(args: argparse.Namespace, prog: str) -> CovOptions:
-    """The coverage a command's parsed options ask for; bad values are a UsageError."""
-    if getattr(args, "no_cov", False):
+def cov_options(asked: CovRequest, prog: str) -> CovOptions:
+    """The coverage a command's options ask for; bad values are a UsageError."""
+    if asked.no_cov:
         return CovOptions()
-    reports = tuple(parse_report(text, prog) for text in args.cov_report or ())
-    fail_under = _fail_under(args.cov_fail_under, prog)
-    sources = getattr(args, "cov", None)
+    reports = tuple(parse_report(text, prog) for text in asked.cov_report)
+    fail_under = _fail_under(asked.cov_fail_under, prog)
+    sources = asked.cov
     if sources is None:  # simpler report: the runs' own settings, unless these say otherwise
         return CovOptions(reports=reports, fail_under=fail_under)
-    config = getattr(args, "cov_config", None)
+    config = asked.cov_config
     if config is not None and not Path(config).is_file():
         raise UsageError(f"{prog}: --cov-config {config}: no such file")
     check_coverage_installed(prog)
@@ -179,10 +193,10 @@ def cov_options(args: argparse.Namespace, prog: str) -> CovOptions:
         enabled=True,
         sources=tuple(s for s in sources if s),
         reports=tuple(r for r in reports if r.kind) if reports else (Report("term"),),
-        context=args.cov_context,
+        context=asked.cov_context,
         fail_under=fail_under,
         config=config,
-        branch=args.cov_branch,
+        branch=asked.cov_branch,
     )
 
 

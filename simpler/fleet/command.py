@@ -20,7 +20,8 @@ import argparse
 import json
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from simpler.capacity.model import InputError
@@ -33,11 +34,36 @@ from simpler.fleet.suite_units import suite_units
 from simpler.history.durations_export import L2_STARTUP_KEY
 from simpler.reporting.files import write_atomically
 from simpler.scheduler.durations import Measured, measurements_of
-from simpler.usage import OneLineParser, UsageError, one_line_exit, positive_int, positive_number
+from simpler.usage import (
+    OneLineParser,
+    UsageError,
+    one_line_exit,
+    options_of,
+    positive_int,
+    positive_number,
+)
 
-__all__ = ["main"]
+__all__ = ["PlanOptions", "main", "options"]
 
 PROG = "simpler plan"
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    runners: tuple[RunnerClass, ...]
+    registry: Path | None = None  # None: plan the suite of the pytest args after --
+    platform: str = "a5sim"
+    target_minutes: float | None = None
+    jobs: Mapping[int, int] | None = None
+    durations: Path | None = None
+    startup_seconds: float = 20.0
+    phase_startup: Mapping[str, float] = field(default_factory=dict)
+    out: Path | None = None
+    format: str = "table"
+
+
+def options(namespace: argparse.Namespace) -> PlanOptions:
+    return options_of(PlanOptions, namespace, runners=tuple(namespace.runners))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -48,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _plan_command(argv: list[str]) -> int:
     pytest_args = argv[argv.index("--") + 1 :] if "--" in argv else None
     own = argv[: argv.index("--")] if "--" in argv else argv
-    args = _parser().parse_args(own)
+    args = options(_parser().parse_args(own))
     if (args.registry is None) == (pytest_args is None):
         raise UsageError(f"{PROG}: plan a --registry F or a suite (-- PYTEST_ARGS), one")
     return _plan(args, pytest_args)
@@ -73,13 +99,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _plan(args: argparse.Namespace, pytest_args: list[str] | None) -> int:
+def _plan(args: PlanOptions, pytest_args: list[str] | None) -> int:
     durations = _durations(args.durations) if args.durations else {}
     unsized = 0
-    if pytest_args is not None:
-        units = _suite(args.platform, pytest_args, durations)
-    else:
+    if args.registry is not None:  # else the suite of pytest_args (_plan_command: one of two)
         units, unsized = _registry(args.registry, durations)
+    else:
+        units = _suite(args.platform, pytest_args or [], durations)
     target_s = args.target_minutes * 60 if args.target_minutes else None
     startups = _phase_startups_of(args.phase_startup, durations)
     made = plan(units, args.runners, target_s=target_s, jobs=args.jobs,
@@ -104,7 +130,9 @@ def _plan(args: argparse.Namespace, pytest_args: list[str] | None) -> int:
     return EXIT_OK
 
 
-def _phase_startups_of(given: dict[str, float], durations: dict[str, Measured]) -> dict[str, float]:
+def _phase_startups_of(
+    given: Mapping[str, float], durations: dict[str, Measured]
+) -> dict[str, float]:
     """``--phase-startup``'s, else what the durations file measured (``startup:l2``)."""
     startups = dict(given)
     measured = durations.get(L2_STARTUP_KEY)

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from simpler.fleet.planner import Unit
-from simpler.orchestrator.collection import SuiteListing
-from simpler.orchestrator.sharding import DEFAULT_RESOURCE_S, DEFAULT_TEST_S
 from simpler.scheduler.durations import Measured
+from simpler.share.listing import SuiteListing
+from simpler.share.sharding import DEFAULT_RESOURCE_S, DEFAULT_TEST_S
 
 __all__ = ["suite_units"]
 

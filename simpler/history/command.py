@@ -14,12 +14,14 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from simpler import usage
 from simpler.contract import EXIT_OK
+from simpler.history.options import HistoryOptions
 from simpler.history.schema import HistoryUnusable, connect, db_path
 from simpler.history.window import Window, select_window
 from simpler.usage import OneLineParser, UsageError, one_line_exit, positive_int, positive_number
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "options"]
 
 PROG = "simpler history"
 FORMATS = ("table", "json", "markdown")
@@ -114,12 +116,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     return one_line_exit(
         PROG,
-        lambda: _dispatch(build_parser().parse_args(argv)),
+        lambda: _dispatch(options(build_parser().parse_args(argv))),
         infra=(HistoryUnusable, sqlite3.Error),
     )
 
 
-def _dispatch(args: argparse.Namespace) -> int:
+def options(namespace: argparse.Namespace) -> HistoryOptions:
+    """The subcommand's options, typed; the fields of the other subcommands keep defaults."""
+    return usage.options_of(
+        HistoryOptions, namespace, reports=tuple(getattr(namespace, "reports", ()))
+    )
+
+
+def _dispatch(args: HistoryOptions) -> int:
     path = db_path(args.db)
     if args.command == "import":
         return _import(args, path)
@@ -144,11 +153,11 @@ def _dispatch(args: argparse.Namespace) -> int:
         conn.close()
 
 
-def _window(args: argparse.Namespace) -> Window:
+def _window(args: HistoryOptions) -> Window:
     return select_window(window_days=args.window, last_runs=args.runs, branch=args.branch)
 
 
-def _import(args: argparse.Namespace, path: Path) -> int:
+def _import(args: HistoryOptions, path: Path) -> int:
     from simpler.history.importer import NotAReport, import_reports
 
     missing = [str(p) for p in args.reports if not p.is_file()]
@@ -167,7 +176,7 @@ def _import(args: argparse.Namespace, path: Path) -> int:
     return EXIT_OK
 
 
-def _flaky(args: argparse.Namespace, conn: sqlite3.Connection) -> int:
+def _flaky(args: HistoryOptions, conn: sqlite3.Connection) -> int:
     from simpler.history.render_scores import render_json, render_markdown, render_table
     from simpler.history.scores import compute_scores
 
@@ -177,7 +186,7 @@ def _flaky(args: argparse.Namespace, conn: sqlite3.Connection) -> int:
     return EXIT_OK
 
 
-def _show(args: argparse.Namespace, conn: sqlite3.Connection) -> int:
+def _show(args: HistoryOptions, conn: sqlite3.Connection) -> int:
     from simpler.history.strip import render_show, test_strip
 
     marks = test_strip(conn, args.nodeid, window=_window(args))
@@ -185,7 +194,7 @@ def _show(args: argparse.Namespace, conn: sqlite3.Connection) -> int:
     return EXIT_OK
 
 
-def _durations(args: argparse.Namespace, conn: sqlite3.Connection) -> int:
+def _durations(args: HistoryOptions, conn: sqlite3.Connection) -> int:
     from simpler.history.durations_export import export_durations
 
     written = export_durations(conn, args.out, window=_window(args))
@@ -193,7 +202,7 @@ def _durations(args: argparse.Namespace, conn: sqlite3.Connection) -> int:
     return EXIT_OK
 
 
-def _html(args: argparse.Namespace, conn: sqlite3.Connection, path: Path) -> int:
+def _html(args: HistoryOptions, conn: sqlite3.Connection, path: Path) -> int:
     from simpler.history.page_data import write_page
 
     write_page(conn, args.out, source=path, window=_window(args))
@@ -201,7 +210,7 @@ def _html(args: argparse.Namespace, conn: sqlite3.Connection, path: Path) -> int
     return EXIT_OK
 
 
-def _prune(args: argparse.Namespace, path: Path) -> int:
+def _prune(args: HistoryOptions, path: Path) -> int:
     from simpler.history.prune import parse_before, prune_before
 
     try:

@@ -18,7 +18,6 @@ Both print what they would do; ``--write`` applies it to the file, adding or rem
 
 from __future__ import annotations
 
-import argparse
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from simpler.history.model import TestScore
+from simpler.history.options import HistoryOptions
 from simpler.history.scores import compute_scores
 from simpler.history.strip import test_strip
 from simpler.history.window import Window, select_window, window_runs
@@ -121,7 +121,7 @@ def _streak(
     return length, labels
 
 
-def quarantine_command(args: argparse.Namespace, conn: sqlite3.Connection) -> int:
+def quarantine_command(args: HistoryOptions, conn: sqlite3.Connection) -> int:
     """The subcommand: print the advice, and apply it with ``--write``."""
     window = select_window(window_days=args.window, last_runs=args.runs, branch=args.branch)
     path = _file_path(args.quarantine)
@@ -134,7 +134,7 @@ def quarantine_command(args: argparse.Namespace, conn: sqlite3.Connection) -> in
 
 
 def _suggest(
-    args: argparse.Namespace,
+    args: HistoryOptions,
     conn: sqlite3.Connection,
     path: Path,
     quarantine: QuarantineFile | None,
@@ -164,7 +164,7 @@ def _suggest(
 
 
 def _release(
-    args: argparse.Namespace,
+    args: HistoryOptions,
     conn: sqlite3.Connection,
     path: Path,
     quarantine: QuarantineFile,

@@ -12,19 +12,17 @@ from __future__ import annotations
 import json
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from simpler.contract import USAGE_ERROR_KEY
 from simpler.orchestrator.pytest_args import PYTEST_NO_TESTS, PytestArgs, collection_argv
-from simpler.reporting.nodeids import file_of
+from simpler.share.listing import ResourceTest, SuiteListing
 
 __all__ = [
     "ListingError",
-    "ResourceTest",
     "SuiteInspection",
-    "SuiteListing",
     "collect_suite",
     "inspect_suite",
 ]
@@ -32,35 +30,6 @@ __all__ = [
 
 class ListingError(RuntimeError):
     """The suite could not be collected."""
-
-
-@dataclass(frozen=True)
-class ResourceTest:
-    nodeid: str
-    devices: int
-    est_s: float | None
-    timeout_s: float | None
-
-
-@dataclass
-class SuiteListing:
-    l2: list[str] = field(default_factory=list)  # node ids of the tests the L2 phase runs
-    # The L2 tests that ask for no pooled device worker: they need neither a device nor xdist.
-    plain: set[str] = field(default_factory=set)
-    resource: list[ResourceTest] = field(default_factory=list)
-
-    def l2_parts(self, files: list[str] | None = None) -> tuple[str, ...]:
-        """Which L2 passes have tests (of ``files`` only, when given): pooled, plain, both."""
-        tests = [n for n in self.l2 if files is None or file_of(n) in files]
-        pooled = any(n not in self.plain for n in tests)
-        plain = any(n in self.plain for n in tests)
-        return (("pooled",) if pooled else ()) + (("plain",) if plain else ())
-
-    def l2_files(self) -> dict[str, list[str]]:
-        files: dict[str, list[str]] = {}
-        for nodeid in self.l2:
-            files.setdefault(file_of(nodeid), []).append(nodeid)
-        return files
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from simpler.reporting.quarantine_file import QuarantineFile
 from simpler.reporting.summary import Ruling
 
 if TYPE_CHECKING:
-    from simpler.orchestrator.collection import ResourceTest
+    from simpler.share.listing import ResourceTest
 
 __all__ = ["RunContext"]
 

@@ -1,13 +1,12 @@
-"""A ``simpler run``'s options turned into a run, before anything runs: the devices, the run
-id, the phases, the quarantine, the up-front collection, the share of the suite this run
-runs (all of it, ``--shard I/N``, or ``--plan F --job ID``), the fit of its Resource tests to
-the devices and the history database. Everything the user got wrong is a UsageError here,
-one line and exit 2, so that no test has started when it is said.
+"""A ``simpler run``'s options (a RunOptions) turned into a run, before anything runs: the
+devices, the run id, the phases, the quarantine, the up-front collection, the share of the
+suite this run runs (all of it, ``--shard I/N``, or ``--plan F --job ID``), the fit of its
+Resource tests to the devices and the history database. Everything the user got wrong is a
+UsageError here, one line and exit 2, so that no test has started when it is said.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -17,13 +16,15 @@ from simpler.coverage.options import cov_options
 from simpler.coverage.process_env import RunCoverage, data_dir_of
 from simpler.devices import parse_devices
 from simpler.orchestrator.children import ChildStarts
-from simpler.orchestrator.collection import ResourceTest, SuiteListing, inspect_suite
+from simpler.orchestrator.collection import inspect_suite
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.deadline import DEADLINE_ENV, run_deadline
+from simpler.orchestrator.options import RunOptions
 from simpler.orchestrator.preflight import check_env_numbers, check_faults, check_platform
 from simpler.orchestrator.pytest_args import PytestArgs, requested_xdist_workers
 from simpler.orchestrator.quarantine_setup import load_run_quarantine, warn_unmatched
 from simpler.orchestrator.run_identity import check_run_id, run_id_for
+from simpler.share.listing import ResourceTest, SuiteListing
 from simpler.usage import UsageError
 
 __all__ = ["prepare_run"]
@@ -31,28 +32,30 @@ __all__ = ["prepare_run"]
 PROG = "simpler run"
 
 
-def prepare_run(
-    args: argparse.Namespace, pytest_args: list[str]
-) -> tuple[RunContext, list[str]] | None:
+def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext, list[str]] | None:
     """The run and its phases, or None when this run's share of a split suite is empty."""
-    from simpler.fleet.run_share import RunShare
     from simpler.reporting import report_file as report  # not at the top: `capacity` skips it
+    from simpler.share.run_share import RunShare
 
-    devices = _devices(args.device)
-    _check_run_ids(args.run_id)
-    coverage = cov_options(args, PROG)  # bad options, or no coverage.py: before any process
-    phases = _phases(args.phases)
-    workers = requested_xdist_workers(pytest_args) or args.max_parallel
+    devices = _devices(options.device)
+    _check_run_ids(options.run_id)
+    coverage = cov_options(
+        options.coverage, PROG
+    )  # bad options, or no coverage.py: before any process
+    phases = _phases(options.phases)
+    workers = requested_xdist_workers(pytest_args) or options.max_parallel
     if workers is not None and workers > len(devices):
         raise UsageError(
-            f"{PROG}: {workers} parallel workers asked for, but --device {args.device} names "
+            f"{PROG}: {workers} parallel workers asked for, but --device {options.device} names "
             f"{len(devices)} device(s); a device is never shared"
         )
-    check_faults(args.platform, pytest_args)
+    check_faults(options.platform, pytest_args)
     check_env_numbers()
-    quarantine = load_run_quarantine(args.quarantine, PROG)  # before anything runs
-    split = RunShare.read(args)
-    listing, parsed_args, fork = _listing(args.platform, devices, phases, pytest_args, split.splits)
+    quarantine = load_run_quarantine(options.quarantine, PROG)  # before anything runs
+    split = RunShare.read(options.shard, options.shard_durations, options.plan, options.job)
+    listing, parsed_args, fork = _listing(
+        options.platform, devices, phases, pytest_args, split.splits
+    )
     warn_unmatched(quarantine, listing)
     l2_files: list[str] | None = None
     resource_tests = listing.resource if listing is not None else None
@@ -63,39 +66,41 @@ def prepare_run(
             return None
         l2_files, resource_tests = mine.l2_files, mine.resource
         _check_fit(mine.resource, devices, phases)
-    path = report.report_path(args.report).resolve()
+    path = report.report_path(options.report).resolve()
     ctx = RunContext(
-        platform=args.platform,
+        platform=options.platform,
         devices=devices,
         report=path,
-        run_id=run_id_for(path, explicit=args.run_id, starts_run="l2" in phases or args.new_run),
+        run_id=run_id_for(
+            path, explicit=options.run_id, starts_run="l2" in phases or options.new_run
+        ),
         pytest_args=parsed_args,
-        fail_on_flaky=args.fail_on_flaky,
-        fail_if_nothing_ran=args.fail_if_nothing_ran,
-        max_parallel=args.max_parallel,
-        recovery=not args.no_recovery,
-        tail_lines=args.tail_lines,
-        policy=args.policy,
-        job_timeout_s=args.job_timeout,
-        session_timeout_s=args.session_timeout,
-        exit_first=args.exitfirst,
-        junit=args.junit,
+        fail_on_flaky=options.fail_on_flaky,
+        fail_if_nothing_ran=options.fail_if_nothing_ran,
+        max_parallel=options.max_parallel,
+        recovery=not options.no_recovery,
+        tail_lines=options.tail_lines,
+        policy=options.policy,
+        job_timeout_s=options.job_timeout,
+        session_timeout_s=options.session_timeout,
+        exit_first=options.exitfirst,
+        junit=options.junit,
         resource_tests=resource_tests,
         l2_files=l2_files,
         l2_parts=listing.l2_parts(l2_files) if listing is not None else None,
         l2_tests=_l2_tests(listing, l2_files),
         l2_plain=frozenset(listing.plain) if listing is not None else frozenset(),
         shard=split.label,
-        history=_history(args.history, phases),
+        history=_history(options.history, phases),
         test_quarantine=quarantine,
-        isolate=args.isolate,
-        children=ChildStarts(args.platform, project_allows=fork),
+        isolate=options.isolate,
+        children=ChildStarts(options.platform, project_allows=fork),
     )
     if coverage.enabled:
         ctx.coverage = RunCoverage(coverage, data_dir_of(path, ctx.run_id))
         ctx.children.preload_more.append("coverage")  # each child starts it after its fork
     # Last: the collection above is part of the start-up the deadline must leave room for.
-    ctx.deadline = run_deadline(args.deadline or os.environ.get(DEADLINE_ENV), PROG)
+    ctx.deadline = run_deadline(options.deadline or os.environ.get(DEADLINE_ENV), PROG)
     return ctx, phases
 
 

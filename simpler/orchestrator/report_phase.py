@@ -21,13 +21,13 @@ from simpler.ci.quarantine_markup import quarantine_markdown, quarantine_warning
 from simpler.contract import EXIT_INFRA, EXIT_USAGE
 from simpler.coverage.options import CovOptions
 from simpler.coverage.reports import CoverageResult
-from simpler.fleet.missing_jobs import ExpectedJob, missing_jobs, missing_ruling
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.leftovers import leftover_lines
 from simpler.reporting import report_file as report
 from simpler.reporting.quarantine_file import QuarantineFile
 from simpler.reporting.resource_block import latest_children
 from simpler.reporting.summary import Ruling, Summary, select_latest_runs, summarize
+from simpler.share.missing_jobs import ExpectedJob, missing_jobs, missing_ruling
 
 __all__ = ["ReportOptions", "print_report", "report_phase"]
 
@@ -57,12 +57,17 @@ class ReportOptions:
 
 
 class SummarySettings(Protocol):
-    """What the summary takes from a run's settings or from ``simpler report``'s options."""
+    """What the summary takes from a run's settings or from ``simpler report``'s options
+    (read only: the command's options are frozen)."""
 
-    fail_on_flaky: bool
-    fail_if_nothing_ran: bool
-    tail_lines: int
-    junit: Path | None
+    @property
+    def fail_on_flaky(self) -> bool: ...
+    @property
+    def fail_if_nothing_ran(self) -> bool: ...
+    @property
+    def tail_lines(self) -> int: ...
+    @property
+    def junit(self) -> Path | None: ...
 
 
 def print_report(paths: Sequence[str | Path], options: ReportOptions) -> int:

@@ -11,7 +11,7 @@ import os
 
 from simpler.ci.child_output import announce
 from simpler.contract import EXIT_FAILED, EXIT_OK
-from simpler.orchestrator.collection import ListingError, ResourceTest, collect_suite
+from simpler.orchestrator.collection import ListingError, collect_suite
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.phase_jobs import execute_for_phase
 from simpler.orchestrator.pytest_args import resource_child_argv
@@ -21,6 +21,7 @@ from simpler.reporting.queries import quarantined_devices
 from simpler.scheduler.durations import estimator, load_measurements, record_results
 from simpler.scheduler.executor import ExecutorOptions
 from simpler.scheduler.jobs import Job, JobResult
+from simpler.share.listing import ResourceTest
 
 __all__ = ["resource_phase"]
 

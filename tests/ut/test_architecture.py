@@ -27,8 +27,14 @@ LAYERS = (
     ("simpler.ci",),
     ("simpler.history",),
     ("simpler.plugin",),
-    ("simpler.orchestrator", "simpler.capacity", "simpler.fleet"),
-    ("simpler.cli", "simpler.report", "simpler.__main__"),
+    # A split suite (its listing, shards, plan file, a job's share, the planned jobs a merged
+    # report lacks) sits below both the orchestrator that runs a share and the fleet that
+    # plans one; the capacity report and the planner collect a suite as the orchestrator does.
+    ("simpler.share",),
+    ("simpler.orchestrator",),
+    ("simpler.capacity",),
+    ("simpler.fleet",),
+    ("simpler.commands", "simpler.cli", "simpler.report", "simpler.__main__"),
 )  # fmt: skip
 
 

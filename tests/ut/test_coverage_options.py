@@ -6,15 +6,16 @@ import argparse
 
 import pytest
 
+from simpler.commands.shared import cov_request
 from simpler.coverage import options
-from simpler.coverage.options import Report, cov_options, parse_report, split_cov_args
+from simpler.coverage.options import CovRequest, Report, cov_options, parse_report, split_cov_args
 from simpler.usage import UsageError
 
 
-def _run_args(*argv: str) -> argparse.Namespace:
+def _run_args(*argv: str) -> CovRequest:
     parser = argparse.ArgumentParser()
     options.add_cov_arguments(parser, run=True)
-    return parser.parse_args(list(argv))
+    return cov_request(parser.parse_args(list(argv)))
 
 
 def test_pytest_cov_spellings_after_the_double_dash_are_taken_out_of_the_pytest_args() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from simpler.contract import EXIT_FAILED, EXIT_INFRA
-from simpler.fleet.missing_jobs import expected_jobs, missing_jobs, missing_ruling
 from simpler.reporting.summary import Ruling
+from simpler.share.missing_jobs import expected_jobs, missing_jobs, missing_ruling
 from simpler.usage import UsageError
 
 

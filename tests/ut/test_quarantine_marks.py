@@ -142,7 +142,7 @@ def test_a_named_file_that_is_missing_or_broken_is_a_usage_error(
 def test_expired_entries_and_unmatched_ones_are_named_on_stderr(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from simpler.orchestrator.collection import SuiteListing
+    from simpler.share.listing import SuiteListing
 
     file = tmp_path / "q.toml"
     file.write_text(quarantine_text("t.py::a") + "\n" + quarantine_text("t.py::gone", PAST))

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from simpler.orchestrator import run as run_module
-from simpler.orchestrator.collection import ResourceTest
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.report_phase import report_phase
 from simpler.orchestrator.signals import Interrupted
 from simpler.reporting import report_file
+from simpler.share.listing import ResourceTest
 
 
 def _context(tmp_path: Path) -> RunContext:

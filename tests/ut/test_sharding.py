@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from simpler.orchestrator.collection import ResourceTest, SuiteListing
-from simpler.orchestrator.sharding import parse_shard, split_suite
+from simpler.share.listing import ResourceTest, SuiteListing
+from simpler.share.sharding import parse_shard, split_suite
 
 
 def _suite() -> SuiteListing:

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simpler.contract import EXIT_FAILED
-from simpler.fleet.plan_file import load_suite_plan
 from simpler.reporting.report_file import Record
 from simpler.reporting.summary import Ruling
+from simpler.share.plan_file import load_suite_plan
 
 __all__ = ["ExpectedJob", "expected_jobs", "missing_jobs", "missing_ruling"]
 

@@ -4,16 +4,14 @@ and ``SIMPLER_JOB`` as a CI matrix sets them). One of the two ways, never both."
 
 from __future__ import annotations
 
-import argparse
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simpler.fleet.job_share import job_share
-from simpler.fleet.plan_file import load_suite_plan
-from simpler.orchestrator.collection import SuiteListing
-from simpler.orchestrator.sharding import Shard, ShardSpec, parse_shard, split_suite
+from simpler.share.job_share import job_share
+from simpler.share.listing import SuiteListing
+from simpler.share.plan_file import load_suite_plan
+from simpler.share.sharding import Shard, ShardSpec, parse_shard, split_suite
 from simpler.usage import UsageError
 
 __all__ = ["RunShare"]
@@ -30,24 +28,23 @@ class RunShare:
     job: str | None = None
 
     @classmethod
-    def read(cls, args: argparse.Namespace) -> RunShare:
-        """From ``--shard``/``--shard-durations`` or ``--plan``/``--job`` (else the env)."""
-        plan_text = str(args.plan) if args.plan else os.environ.get("SIMPLER_PLAN", "")
-        job = args.job or os.environ.get("SIMPLER_JOB") or None
-        if args.shard is not None and (plan_text or job):
+    def read(
+        cls, shard: str | None, durations: Path | None, plan: Path | None, job: str | None
+    ) -> RunShare:
+        """From ``--shard``/``--shard-durations`` or ``--plan``/``--job`` (or the env's)."""
+        if shard is not None and (plan or job):
             raise UsageError(f"{PROG}: --shard and --plan/--job split the suite two ways: one")
-        if args.shard is not None:
+        if shard is not None:
             try:
-                shard = parse_shard(args.shard)
+                spec = parse_shard(shard)
             except ValueError as error:
                 raise UsageError(f"{PROG}: {error}") from None
-            return cls(shard=shard, durations=_shard_durations(args.shard_durations))
-        if bool(plan_text) != bool(job):
+            return cls(shard=spec, durations=_shard_durations(durations))
+        if bool(plan) != bool(job):
             raise UsageError(f"{PROG}: --plan and --job go together (SIMPLER_PLAN, SIMPLER_JOB)")
-        if not plan_text:
+        if plan is None:
             return cls()
-        path = Path(plan_text)
-        return cls(plan_path=path, plan=load_suite_plan(path, PROG), job=job)
+        return cls(plan_path=plan, plan=load_suite_plan(plan, PROG), job=job)
 
     @property
     def splits(self) -> bool:

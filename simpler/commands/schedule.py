@@ -1,4 +1,5 @@
-"""``simpler schedule``: run (or, with --dry-run, simulate) device-needing commands on a pool.
+"""``simpler schedule``: run (or, with --dry-run, simulate) device-needing commands on a pool;
+its parser, its options read into a ``ScheduleOptions``, and its entry.
 
 JOBS.json is a list of ``{"label", "devices" (a count), "cmd" (argv; "{devices}"
 becomes the allocated range), "est_s"}``. A real run records what each job took in
@@ -11,17 +12,63 @@ import argparse
 import json
 import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.devices import format_devices, parse_devices
 from simpler.scheduler.jobs import Job
+from simpler.usage import OneLineParser, UsageError, options_of, positive_int, positive_number
 
 if TYPE_CHECKING:
     from simpler.scheduler.durations import Estimator
 
-__all__ = ["load_jobs", "run_schedule"]
+__all__ = ["HELP", "ScheduleOptions", "add_parser", "load_jobs", "main", "options"]
+
+HELP = "run (or simulate) device-needing commands"
+
+
+@dataclass(frozen=True)
+class ScheduleOptions:
+    devices: str  # the pool as typed: main parses it, so its error names it
+    jobs: Path
+    policy: str = "backfill"
+    dry_run: bool = False
+    json: bool = False
+    job_timeout: float | None = None
+    session_timeout: float | None = None
+    exitfirst: bool = False
+    tail_lines: int = 80
+
+
+def add_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
+    seconds = positive_number("seconds")
+    sched = commands.add_parser("schedule", help=HELP)
+    sched.add_argument("--devices", required=True, help="the pool: 0, 0-7, 0,2,5, 0,2-4,7")
+    sched.add_argument("--policy", choices=("backfill", "fifo"), default="backfill")
+    sched.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="simulate on a virtual clock from each job's estimate (measured, else est_s)",
+    )
+    sched.add_argument("--json", action="store_true", help="print the schedule as JSON")
+    sched.add_argument("--job-timeout", type=seconds)
+    sched.add_argument("--session-timeout", type=seconds)
+    sched.add_argument("-x", "--exitfirst", action="store_true")
+    sched.add_argument("--tail-lines", type=positive_int, default=80)
+    sched.add_argument("jobs", metavar="JOBS.json")
+
+
+def options(namespace: argparse.Namespace) -> ScheduleOptions:
+    return options_of(ScheduleOptions, namespace, jobs=Path(namespace.jobs))
+
+
+def main(args: ScheduleOptions) -> int:
+    try:
+        return _schedule(args)
+    except JobsFileError as error:  # a jobs file or pool the user wrote: one line, exit 2
+        raise UsageError(str(error)) from None
 
 
 class JobsFileError(ValueError):
@@ -78,7 +125,7 @@ def _job(path: Path, index: int, entry: Any) -> Job:
     )
 
 
-def run_schedule(args: argparse.Namespace) -> int:
+def _schedule(args: ScheduleOptions) -> int:
     from simpler.scheduler.durations import DEFAULT_DURATIONS_PATH, estimator, load_measurements
     from simpler.scheduler.policies import unfittable
 
@@ -86,7 +133,7 @@ def run_schedule(args: argparse.Namespace) -> int:
         devices = parse_devices(args.devices)
     except ValueError as error:
         raise JobsFileError(f"simpler schedule: {error}") from None
-    jobs = load_jobs(Path(args.jobs))
+    jobs = load_jobs(args.jobs)
     too_big = unfittable(jobs, len(devices))
     if too_big:
         names = ", ".join(f"{j.label} needs {j.devices}" for j in too_big)
@@ -100,7 +147,7 @@ def run_schedule(args: argparse.Namespace) -> int:
 
 
 def _dry_run(
-    jobs: list[Job], devices: list[int], args: argparse.Namespace, estimate: Estimator
+    jobs: list[Job], devices: list[int], args: ScheduleOptions, estimate: Estimator
 ) -> int:
     from simpler.scheduler.simulate import dry_run
 
@@ -128,7 +175,7 @@ def _dry_run(
 def _real_run(
     jobs: list[Job],
     devices: list[int],
-    args: argparse.Namespace,
+    args: ScheduleOptions,
     estimate: Estimator,
     durations_path: Path,
 ) -> int:

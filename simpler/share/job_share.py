@@ -14,8 +14,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from simpler.orchestrator.collection import SuiteListing
-from simpler.orchestrator.sharding import Shard
+from simpler.share.listing import SuiteListing
+from simpler.share.sharding import Shard
 from simpler.usage import UsageError
 
 __all__ = ["job_share"]

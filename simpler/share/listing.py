@@ -1,0 +1,42 @@
+"""What the up-front collection found in a suite: the L2 tests and the Resource tests.
+
+Apart from the collection that makes it (simpler/orchestrator/collection.py), so that the
+shards and a plan's jobs, which split it, need nothing of the orchestrator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from simpler.reporting.nodeids import file_of
+
+__all__ = ["ResourceTest", "SuiteListing"]
+
+
+@dataclass(frozen=True)
+class ResourceTest:
+    nodeid: str
+    devices: int
+    est_s: float | None
+    timeout_s: float | None
+
+
+@dataclass
+class SuiteListing:
+    l2: list[str] = field(default_factory=list)  # node ids of the tests the L2 phase runs
+    # The L2 tests that ask for no pooled device worker: they need neither a device nor xdist.
+    plain: set[str] = field(default_factory=set)
+    resource: list[ResourceTest] = field(default_factory=list)
+
+    def l2_parts(self, files: list[str] | None = None) -> tuple[str, ...]:
+        """Which L2 passes have tests (of ``files`` only, when given): pooled, plain, both."""
+        tests = [n for n in self.l2 if files is None or file_of(n) in files]
+        pooled = any(n not in self.plain for n in tests)
+        plain = any(n in self.plain for n in tests)
+        return (("pooled",) if pooled else ()) + (("plain",) if plain else ())
+
+    def l2_files(self) -> dict[str, list[str]]:
+        files: dict[str, list[str]] = {}
+        for nodeid in self.l2:
+            files.setdefault(file_of(nodeid), []).append(nodeid)
+        return files
