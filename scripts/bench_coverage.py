@@ -47,8 +47,9 @@ import sys
 from pathlib import Path
 from simpler.coverage.accounts import RunData
 from simpler.coverage.combine import combine_runs
+from simpler.reporting.records import CoverageRecord
 data_dir, out, root, expected = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4]
-done = combine_runs([RunData("bench", data_dir, root, {}, [])], out, root=root)
+done = combine_runs([RunData("bench", data_dir, root, CoverageRecord({}), [])], out, root=root)
 assert done.files_combined == int(expected) and not done.unreadable, done
 """
 SAVES = ("test", "file", "exit")

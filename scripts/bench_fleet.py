@@ -31,7 +31,8 @@ from pathlib import Path
 
 from bench import ROOT, Figure, outside_actions
 
-from simpler.reporting.report_file import Record, read_contents
+from simpler.reporting.records import PhaseRecord, Record
+from simpler.reporting.report_file import read_records
 from simpler.reporting.verdicts import decide_verdicts, select_latest_runs
 from simpler.scheduler.durations import load_measurements
 
@@ -61,14 +62,13 @@ def _simpler(*args: str, accepted: tuple[int, ...] = (0, 1)) -> tuple[int, float
 
 
 def _records(*paths: Path) -> list[Record]:
-    return select_latest_runs([read_contents(path).records for path in paths])
+    return select_latest_runs([read_records(path).records for path in paths])
 
 
 def _run_startup(report: Path, wall_s: float) -> float:
     """What the run spent outside its phases (starting, collecting the suite): the start-up a
     plan adds to each job. The L2 phase's own comes with the durations (``startup:l2``)."""
-    phases = [r["duration_s"] for r in _records(report)
-              if r.get("type") == "phase" and r.get("event") == "end"]  # fmt: skip
+    phases = [r.duration_s for r in _records(report) if isinstance(r, PhaseRecord) and r.is_end]
     return max(wall_s - sum(phases), 0.1)
 
 

@@ -19,6 +19,7 @@ from bench import ROOT, Figure, _interleaved_medians, outside_actions
 
 from simpler.contract import PASSING_OUTCOMES
 from simpler.reporting.report_file import read as read_report
+from simpler.reporting.report_file import read_records
 from simpler.reporting.verdicts import analyze
 from simpler.scheduler.jobs import DEVICES_PLACEHOLDER
 
@@ -119,7 +120,7 @@ def _fault16(project: Path, report: Path, mode: str) -> tuple[float, int, int]:
     started = time.perf_counter()
     _simpler(args, project, faults)
     wall = time.perf_counter() - started
-    verdicts = analyze(read_report(report)).verdicts
+    verdicts = analyze(read_records(report).records).verdicts
     # Real: what the test itself did. A test failed by its neighbour's sticky card is not,
     # nor one skipped and never re-run; the trigger's own failure is.
     real = sum(

@@ -36,6 +36,7 @@ from chaos_report_file import concurrent_appends, print_table, render_timeline
 from chaos_test_quarantine import QUARANTINE_SCENARIOS, refused_checks, write_quarantine
 
 from simpler import report
+from simpler.reporting.records import from_dict
 from simpler.reporting.summary import summarize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -305,7 +306,7 @@ def _check_report(outcome: Outcome, report_file: Path, printed: str) -> None:
         for check in ("no record lost", "no cascade", "failures named"):
             outcome.checks[check] = False
         return
-    summary = summarize(contents.records)
+    summary = summarize([from_dict(r) for r in contents.records])
     verdicts = summary.verdicts
     interrupted = outcome.scenario.signal is not None
     expected = [*ALL_TESTS[:4]] if interrupted else ALL_TESTS  # L2 ended before the signal

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from chaos_processes import no_leftovers, signal_mid_resource_phase
 
-from simpler.reporting.report_file import read_contents
+from simpler.reporting.report_file import read_records
 from simpler.reporting.verdicts import decide_verdicts, select_latest_runs
 
 __all__ = ["fleet_cells"]
@@ -85,7 +85,7 @@ def _verdict_line(done: subprocess.CompletedProcess[str]) -> str:
 
 
 def _verdicts(*paths: Path) -> dict[str, str]:
-    records = select_latest_runs([read_contents(path).records for path in paths])
+    records = select_latest_runs([read_records(path).records for path in paths])
     return {nodeid: v.outcome for nodeid, v in decide_verdicts(records).items()}
 
 

@@ -37,6 +37,7 @@ from chaos_cells import Cell, guarded
 from chaos_processes import no_leftovers
 
 from simpler.orchestrator.deadline import REPORT_RESERVE_S
+from simpler.reporting.records import from_dict
 from simpler.reporting.report_file import read_contents
 from simpler.reporting.summary import summarize
 
@@ -90,12 +91,13 @@ class Run:
     def not_run(self) -> list[str]:
         """The planned tests (the test phases' start records) that got no verdict."""
         records = self.records()
-        verdicts = summarize(records).verdicts
+        verdicts = summarize([from_dict(r) for r in records]).verdicts
         planned = [n for r in records if r.get("event") == "start" for n in r.get("planned", ())]
         return [n for n in dict.fromkeys(planned) if n not in verdicts]
 
     def outcomes(self) -> dict[str, str]:
-        return {n: v.outcome for n, v in summarize(self.records()).verdicts.items()}
+        typed = [from_dict(r) for r in self.records()]
+        return {n: v.outcome for n, v in summarize(typed).verdicts.items()}
 
     def expect(self, ok: bool, problem: str) -> None:
         if not ok:

@@ -301,10 +301,11 @@ def scene(args: argparse.Namespace, out: dict[str, Any]) -> None:
 def judge_scene(args: argparse.Namespace, stdout: str, report: Path, out: dict[str, Any]) -> None:
     from simpler.contract import OUTCOME_ORDER
     from simpler.report import read
+    from simpler.reporting.records import from_dict
     from simpler.reporting.verdicts import decide_verdicts
 
     records = read(report) if report.exists() else []
-    verdicts = decide_verdicts(records)
+    verdicts = decide_verdicts([from_dict(r) for r in records])
     outcomes = {nodeid: v.outcome for nodeid, v in verdicts.items()}
     pattern = r"collected (\d+) items?(?: / (\d+) deselected)?(?: / (\d+) selected)?"
     found = re.search(pattern, stdout)  # the l2 session's own count

@@ -15,12 +15,14 @@ __all__ = [
     "EXIT_NO_TESTS",
     "EXIT_OK",
     "EXIT_USAGE",
+    "FAILED_OUTCOMES",
     "GREEN_OUTCOMES",
     "OUTCOME_ORDER",
     "PASSING_OUTCOMES",
     "PHASE_ORDER",
     "SIM_PLATFORMS",
     "TEST_PHASES",
+    "phase_rank",
     "strip_ansi",
 ]
 
@@ -28,6 +30,14 @@ __all__ = [
 PHASE_ORDER = ("l2", "resource", "retry", "report")
 # The phases that run tests in a pytest process (the report phase only reads).
 TEST_PHASES = PHASE_ORDER[:-1]
+_PHASE_RANKS = {phase: rank for rank, phase in enumerate(PHASE_ORDER)}
+
+
+def phase_rank(phase: str) -> int:
+    """Where ``phase`` stands in PHASE_ORDER; a phase this version does not know ranks first
+    (-1), so a record of any known phase supersedes it: what simpler ran itself decides."""
+    return _PHASE_RANKS.get(phase, -1)
+
 
 # simpler's exit codes (docs/design.md, Exit codes). EXIT_NO_TESTS is pytest's own "no tests
 # collected": a run whose test phases selected nothing is neither green nor red.
@@ -51,6 +61,8 @@ PASSING_OUTCOMES = frozenset({"passed", "recovered", "flaky"})
 # Anything outside this set (an outcome this version does not know included) is a failure:
 # a verdict nobody can read must not pass for green.
 GREEN_OUTCOMES = PASSING_OUTCOMES | {"skipped", "xfailed", "xpassed"}
+# The outcomes of a test that failed in its own attempt (the ones that poison a worker).
+FAILED_OUTCOMES = frozenset({"failed", "error"})
 
 # The platforms the embedded simulated card implements.
 SIM_PLATFORMS = ("a5sim", "a2a3sim")

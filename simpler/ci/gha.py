@@ -22,7 +22,7 @@ from simpler.ci.step_summary import STEP_SUMMARY_LIMIT, StepSummaryUnwritable
 from simpler.contract import strip_ansi
 from simpler.reporting.failure_block import failure_headline
 from simpler.reporting.last_screen import INDEX_CAP, index_entry, skip_groups
-from simpler.reporting.report_file import Record
+from simpler.reporting.records import ChildRecord, Record
 from simpler.reporting.resource_block import (
     child_failed,
     describe_exit,
@@ -63,6 +63,7 @@ STEP_SUMMARY_CUT_NOTICE = (
 )
 _FENCE = "```text"  # a code block: node ids and messages need no markdown escaping
 _MESSAGE_CHARS = 200  # one table cell: the first line of a message, not a traceback
+_NO_RECORD = Record({})  # a failure with neither child nor verdict: its cells stay empty
 
 
 def is_github_actions(env: Mapping[str, str] = os.environ) -> bool:
@@ -136,20 +137,20 @@ def group_end() -> str:
     return "::endgroup::"
 
 
-def child_status(child: JobResult | Record) -> str:
+def child_status(child: JobResult | ChildRecord) -> str:
     """``PASS rc=0 devices=4,5``, ``FAIL signal=SIGSEGV devices=4,5``, ``FAIL timeout ...``."""
     record = _as_record(child)
     parts = ["FAIL" if child_failed(record) else "PASS"]
-    if record.get("timed_out"):
+    if record.raw.get("timed_out"):
         parts.append("timeout")
     parts.append(_rc_or_signal(record))
     parts.append(f"devices={devices_text(record)}")
     return " ".join(parts)
 
 
-def child_group(child: JobResult | Record, output_text: str, token: str) -> str:
+def child_group(child: JobResult | ChildRecord, output_text: str, token: str) -> str:
     """A child's output as one collapsible group, fenced so it cannot issue commands."""
-    label = str(_as_record(child).get("label") or "?")
+    label = _as_record(child).label or "?"
     return f"{group_start(label, child_status(child))}\n{fenced(output_text, token)}{group_end()}\n"
 
 
@@ -192,9 +193,9 @@ def nothing_ran_annotation(summary: Summary) -> str | None:
 def _annotation(failure: Failure) -> str:
     if failure.child is not None:
         child = failure.child
-        label = str(child.get("label") or "?")
+        label = child.label or "?"
         message = f"{label} {_rc_or_signal(child)} devices={devices_text(child)}"
-        if child.get("timed_out") or child.get("reached_summary") is False:
+        if child.raw.get("timed_out") or child.raw.get("reached_summary") is False:
             message += f" ({describe_exit(child)})"  # timed out / crashed: say which
         return workflow_command("error", message, {"title": "Resource phase failed"})
     if failure.kind == "phase":
@@ -205,7 +206,9 @@ def _annotation(failure: Failure) -> str:
 # --- step summary ------------------------------------------------------------------------
 
 
-def step_summary_markdown(summary: Summary, children: Iterable[JobResult | Record] = ()) -> str:
+def step_summary_markdown(
+    summary: Summary, children: Iterable[JobResult | ChildRecord] = ()
+) -> str:
     """The run's verdict, the index of its unrecovered failures (as the log's last screen has
     it), a table of them, what was recovered or flaky, and (collapsed) every Resource child."""
     icon = (
@@ -294,20 +297,20 @@ def _failure_cells(failure: Failure) -> tuple[str, str, str, str, str]:
     if failure.kind == "test" and verdict is not None:
         name, result = _code(verdict.nodeid), _test_result(verdict)
         if child is not None:  # it ran in a child job: that job's facts locate it
-            result += f"; child {_text(child, 'label') or '?'}: {describe_exit(child)}"
+            result += f"; child {child.label or '?'}: {describe_exit(child)}"
     else:
         assert child is not None  # a "child" failure always carries its child record
-        name, result = _cell(_text(child, "label") or "?"), describe_exit(child)
+        name, result = _cell(child.label or "?"), describe_exit(child)
         if failure.nodeid:
             name += f" ({_code(failure.nodeid)})"
-    where = child if child is not None else (verdict.record if verdict is not None else {})
-    devices = devices_text(where) if child is not None else _text(where, "device")
-    log = _text(where, "log")
+    where: Record = child or (verdict.record if verdict is not None else _NO_RECORD)
+    devices = devices_text(child) if child is not None else where.text("device")
+    log = where.text("log")
     return (
         name,
         _cell(result),
         _cell(devices),
-        _duration(where.get("duration_s")),
+        _duration(where.raw.get("duration_s")),
         _code(log) if log else "",
     )
 
@@ -315,9 +318,9 @@ def _failure_cells(failure: Failure) -> tuple[str, str, str, str, str]:
 def _test_result(verdict: Verdict) -> str:
     if verdict.never_rerun:
         registration = verdict.registration or verdict.record
-        reason = _first_line(_text(registration, "reason") or _text(verdict.record, "message"))
+        reason = _first_line(registration.text("reason") or verdict.record.text("message"))
         return "poison_skipped, never re-run" + (f": {reason}" if reason else "")
-    message = _first_line(_text(verdict.record, "message"))
+    message = _first_line(verdict.record.text("message"))
     return f"{verdict.outcome}: {message}" if message else verdict.outcome
 
 
@@ -327,7 +330,7 @@ def _verdict_list(title: str, meaning: str, items: list[str]) -> list[str]:
     return [f"**{title}** ({meaning}): {len(items)}", "", *[f"- {item}" for item in items], ""]
 
 
-def _children_details(children: list[Record]) -> list[str]:
+def _children_details(children: list[ChildRecord]) -> list[str]:
     latest = latest_children(children)
     if not latest:
         return []
@@ -340,13 +343,13 @@ def _children_details(children: list[Record]) -> list[str]:
     ]
     for child in latest:
         result = describe_exit(child) if child_failed(child) else "passed"
-        log = _text(child, "log")
+        log = child.text("log")
         lines.append(
             _row(
-                _cell(_text(child, "label") or "?"),
+                _cell(child.label or "?"),
                 _cell(result),
                 _cell(devices_text(child)),
-                _duration(child.get("duration_s")),
+                _duration(child.raw.get("duration_s")),
                 _code(log) if log else "",
             )
         )
@@ -383,15 +386,10 @@ def _first_line(text: str) -> str:
     return line if len(line) <= _MESSAGE_CHARS else line[: _MESSAGE_CHARS - 3] + "..."
 
 
-def _rc_or_signal(record: Record) -> str:
-    signal = record.get("signal")
-    return f"signal={signal}" if signal else f"rc={record.get('returncode')}"
+def _rc_or_signal(record: ChildRecord) -> str:
+    signal = record.raw.get("signal")
+    return f"signal={signal}" if signal else f"rc={record.raw.get('returncode')}"
 
 
-def _as_record(child: JobResult | Record) -> Record:
-    return child.serialize() if isinstance(child, JobResult) else child
-
-
-def _text(record: Record, key: str) -> str:
-    value = record.get(key)
-    return "" if value is None else str(value)
+def _as_record(child: JobResult | ChildRecord) -> ChildRecord:
+    return ChildRecord(child.serialize()) if isinstance(child, JobResult) else child

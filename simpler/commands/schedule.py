@@ -22,6 +22,7 @@ from simpler.scheduler.jobs import Job
 from simpler.usage import OneLineParser, UsageError, options_of, positive_int, positive_number
 
 if TYPE_CHECKING:
+    from simpler.reporting.records import ChildRecord
     from simpler.scheduler.durations import Estimator
 
 __all__ = ["HELP", "ScheduleOptions", "add_parser", "load_jobs", "main", "options"]
@@ -218,12 +219,14 @@ def _real_run(
     return EXIT_OK if execution.ok else EXIT_FAILED
 
 
-def _as_child_record(result: Any, jobs: list[Job]) -> dict[str, Any]:
+def _as_child_record(result: Any, jobs: list[Job]) -> ChildRecord:
+    from simpler.reporting.records import ChildRecord
+
     record: dict[str, Any] = result.serialize()
     job = next(j for j in jobs if j.label == result.label)
     if not any("pytest" in arg for arg in job.argv):
         record["reached_summary"] = True  # only pytest children have a summary line to reach
-    return record
+    return ChildRecord(record)
 
 
 def _as_json(results: list[Any]) -> dict[str, Any]:

@@ -20,11 +20,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from simpler.reporting.records import CoverageRecord, Record
 
 __all__ = ["ProcessAccount", "RunData", "account_processes", "runs_measured"]
 
-Record = dict[str, Any]
 _PID = re.compile(r"\.pid(\d+)\.X\w+x(\.H\w+h)?$")  # coverage.py names a saved file .H<hash>h
 
 
@@ -35,8 +35,8 @@ class RunData:
     run_id: str
     data_dir: Path
     root: str
-    settings: Record
-    records: list[Record] = field(default_factory=list)
+    settings: CoverageRecord  # the run's ``event: run`` record
+    records: list[CoverageRecord] = field(default_factory=list)
 
     def data_files(self) -> list[Path]:
         if not self.data_dir.is_dir():
@@ -68,15 +68,12 @@ def runs_measured(report: Path, records: Iterable[Record]) -> list[RunData]:
     """The runs of ``report``'s records that were measured, each with its own records."""
     runs: dict[str, RunData] = {}
     for record in records:
-        if record.get("type") != "coverage":
+        if not isinstance(record, CoverageRecord):
             continue
-        run_id = str(record.get("run") or "")
-        if record.get("event") == "run" and run_id not in runs:
+        run_id = record.run
+        if record.event == "run" and run_id not in runs:
             runs[run_id] = RunData(
-                run_id,
-                report.parent / str(record.get("data_dir") or ""),
-                str(record.get("root") or ""),
-                record,
+                run_id, report.parent / record.text("data_dir"), record.text("root"), record
             )
         if run_id in runs:
             runs[run_id].records.append(record)
@@ -93,15 +90,13 @@ def account_processes(run: RunData) -> tuple[list[ProcessAccount], list[Path]]:
     the run claims (those of processes a test started)."""
     accounts: dict[str, ProcessAccount] = {}
     for record in run.records:
-        if record.get("event") not in ("process", "ended"):
+        if record.event not in ("process", "ended"):
             continue
-        account = accounts.setdefault(
-            str(record.get("label")), ProcessAccount(str(record["label"]))
-        )
-        if isinstance(record.get("pid"), int):
-            account.pids.add(record["pid"])
-        if record.get("event") == "ended" and record.get("why"):
-            account.why = str(record["why"])
+        account = accounts.setdefault(record.label, ProcessAccount(record.label))
+        if record.pid is not None:
+            account.pids.add(record.pid)
+        if record.event == "ended" and record.raw.get("why"):
+            account.why = record.text("why")
     by_pid = {pid: account for account in accounts.values() for pid in account.pids}
     unclaimed: list[Path] = []
     for path in run.data_files():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import importlib.util
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,7 +87,7 @@ class CovOptions:
         }
 
     @classmethod
-    def from_record(cls, record: dict[str, object]) -> CovOptions:
+    def from_record(cls, record: Mapping[str, object]) -> CovOptions:
         """The settings a run's ``coverage`` record kept (a field that is not one: unset)."""
         reports, sources = record.get("reports"), record.get("sources")
         return cls(

@@ -10,18 +10,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from simpler.coverage.accounts import RunData, runs_measured
 from simpler.coverage.combine import combine_runs
 from simpler.coverage.options import CovOptions
 from simpler.coverage.reports import CoverageResult, write_reports
+from simpler.reporting.records import Record
 
 __all__ = ["code_coverage"]
 
 
 def code_coverage(
-    sources: Sequence[tuple[Path, Iterable[dict[str, Any]]]],
+    sources: Sequence[tuple[Path, Iterable[Record]]],
     runs: set[str],
     override: CovOptions | None = None,
 ) -> CoverageResult | None:
@@ -37,7 +37,7 @@ def code_coverage(
 
 
 def _options(first: RunData, override: CovOptions | None) -> CovOptions:
-    options = CovOptions.from_record(first.settings)
+    options = CovOptions.from_record(first.settings.raw)
     if override is None:
         return options
     if override.reports:

@@ -24,6 +24,7 @@ from operator import itemgetter
 from typing import Any, NamedTuple
 
 from simpler.contract import GREEN_OUTCOMES
+from simpler.reporting import records as kinds
 
 __all__ = [
     "DEVICE", "INFRA", "MESSAGE_CHARS", "TEST", "Attempt", "RunAttribution", "attribute",
@@ -75,9 +76,9 @@ _new = tuple.__new__  # builds an Attempt without NamedTuple's keyword-handling 
 def attribute(run_id: str, parts: Iterable[Sequence[Record]], *, complete: bool) -> list[Attempt]:
     """The attempts of one run: ``parts`` are its records per source, each in file order."""
     attributed = []
-    for records in parts:
+    for part_records in parts:
         part = RunAttribution(run_id)
-        for record in records:
+        for record in part_records:
             part.feed(record)
         attributed.append(part.attempts(complete=complete))
     return merge_attempts(attributed)
@@ -125,10 +126,11 @@ class RunAttribution:
         self._max_attempt = 1  # attempts are looked up by number, not by scanning every row
 
     def feed(self, record: Record) -> None:
-        if record.get("type") == "test":
+        typed = kinds.from_dict(record)
+        if isinstance(typed, kinds.TestRecord):
             self.test(record)
         else:
-            self.other(record)
+            self.other(typed)
 
     def test(self, record: Record) -> None:
         """A ``test`` record: the hot path (a million of them in a long history), where a
@@ -184,21 +186,19 @@ class RunAttribution:
             ),
         )
 
-    def other(self, record: Record) -> None:
+    def other(self, typed: kinds.Record) -> None:
         """Any record but a test's: what the attribution of later test records depends on."""
-        kind = record.get("type")
-        if kind == "lifecycle":
+        record = typed.raw
+        if isinstance(typed, kinds.LifecycleRecord):
             self._lifecycle(record)
-        elif kind == "poison_skip":
-            nodeid = record.get("nodeid")
-            if isinstance(nodeid, str) and nodeid:
-                self._pending[(_text(record.get("phase")), nodeid)] = record
-        elif kind == "child":
+        elif isinstance(typed, kinds.PoisonSkipRecord) and typed.nodeid:
+            self._pending[(_text(record.get("phase")), typed.nodeid)] = record
+        elif isinstance(typed, kinds.ChildRecord):
             self._child(record)
-        elif kind == "quarantine":
+        elif isinstance(typed, kinds.QuarantineRecord):
             devices = self._quarantined.setdefault(_text(record.get("phase")), set())
             devices.update(_devices(record.get("devices")))
-        elif kind == "phase" and record.get("event") == "end" and record.get("interrupted"):
+        elif isinstance(typed, kinds.PhaseRecord) and typed.is_end and record.get("interrupted"):
             self._interrupted.add(_text(record.get("phase")))
 
     def attempts(self, *, complete: bool) -> list[Attempt]:

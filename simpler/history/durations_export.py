@@ -27,7 +27,7 @@ import sqlite3
 from collections import defaultdict
 from pathlib import Path
 
-from simpler.contract import PASSING_OUTCOMES, PHASE_ORDER
+from simpler.contract import PASSING_OUTCOMES, phase_rank
 from simpler.history.window import EVERY_RUN, Window, WindowRun, window_runs
 from simpler.reporting.nodeids import file_of
 from simpler.scheduler.durations import KEPT_SAMPLES, Measured, is_duration, write_document
@@ -66,7 +66,6 @@ def export_durations(
 
 def run_durations(conn: sqlite3.Connection, run: WindowRun) -> dict[str, float]:
     """One run's sample per key (the module's docstring)."""
-    rank = {phase: index for index, phase in enumerate(PHASE_ORDER)}
     passing: dict[str, tuple[tuple[int, int], float, str | None]] = {}
     files: dict[str, float] = defaultdict(float)
     l2_devices: set[int] = set()
@@ -79,7 +78,7 @@ def run_durations(conn: sqlite3.Connection, run: WindowRun) -> dict[str, float]:
             files[f"file:{file_of(nodeid)}"] += seconds
             if device is not None:
                 l2_devices.add(device)
-        order = (rank.get(phase, len(PHASE_ORDER)), attempt)
+        order = (phase_rank(phase), attempt)
         # The test's last passing attempt of the run: a retry's time, if it was retried.
         if outcome in PASSING_OUTCOMES and order > passing.get(nodeid, ((-1, -1), 0, None))[0]:
             passing[nodeid] = (order, float(seconds), label)

@@ -16,7 +16,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from simpler.contract import PASSING_OUTCOMES, PHASE_ORDER
+from simpler.contract import PASSING_OUTCOMES, phase_rank
 from simpler.history.flake_stats import (
     MIN_CONCENTRATED_FAILURES,
     concentrated_place,
@@ -37,7 +37,6 @@ _PLACES_SQL = (
     "ON a.run_id = r.run_id AND a.nodeid = ? WHERE 1 "
     f"AND (a.cause = 'test' OR a.outcome IN ({', '.join('?' * len(_PASSING))}))"
 )
-_PHASE_RANK = {phase: rank for rank, phase in enumerate(PHASE_ORDER)}
 
 
 @dataclass(frozen=True)
@@ -142,9 +141,7 @@ def _same_commit_flips(
 def _last_failure(own: Mapping[int, UnusualRun], runs: Sequence[WindowRun]) -> LastFailure:
     """The latest run's last attempt of its own, by phase and attempt number."""
     index = max(own)
-    last = max(
-        own[index].own, key=lambda a: (_PHASE_RANK.get(a.phase, len(PHASE_ORDER)), a.attempt)
-    )
+    last = max(own[index].own, key=lambda a: (phase_rank(a.phase), a.attempt))
     return LastFailure(runs[index].run_id, runs[index].commit, last.message)
 
 

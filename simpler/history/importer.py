@@ -34,11 +34,13 @@ from simpler.history.run_meta import MetaSource, RunMeta, RunPhases, record_key
 from simpler.history.run_part import SHAPES, ReadRun, RunPart
 from simpler.history.suites import record_suite
 from simpler.history.verdict_rows import ATTEMPT_COLUMNS, INSERT_VERDICT, verdict_rows
+from simpler.reporting.records import TestRecord
 from simpler.reporting.report_file import RECORD_TYPES, ReportUnreadable
 
 __all__ = ["ImportSummary", "NotAReport", "import_records", "import_reports"]
 
 _TYPES = frozenset(RECORD_TYPES)
+_TEST = TestRecord.type_name
 _scan = make_scanner(JSONDecoder())  # type: ignore[arg-type]  # typeshed: the C scanner
 _ON_CONFLICT = """
 ON CONFLICT (run_id, nodeid, phase, attempt) DO UPDATE SET
@@ -205,7 +207,9 @@ def _read_report(path: Path, *, only_run: str | None) -> tuple[list[ReadRun], in
                     last_run, part = run, _part_of(parts, record, only_run)
                     if part is None:
                         continue
-                if record["type"] == "test":
+                # The hot loop: a test record stays a dict here (a long history holds a
+                # million); RunPart types the others, which are few.
+                if record["type"] == _TEST:
                     part.test(record)
                 else:
                     part.other(record)

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import astuple, dataclass, field
 from typing import Any
 
+from simpler.reporting.records import LifecycleRecord, PhaseRecord, Record
 from simpler.reporting.verdicts import READER_PHASES
 
 __all__ = [
@@ -72,19 +73,19 @@ class RunShape:
     def platform(self) -> str | None:
         return self.platforms.most_common(1)[0][0] if self.platforms else None
 
-    def add(self, record: Mapping[str, Any]) -> None:
+    def add(self, typed: Record) -> None:
         """Take one record of the run other than a test's (a test's time reaches the run
         through its attempt), in file order."""
+        record = typed.raw
         ts = record.get("ts")
         if type(ts) is float or type(ts) is int:
             if self.started is None or ts < self.started:
                 self.started = ts
             if self.ended is None or ts > self.ended:
                 self.ended = ts
-        kind = record.get("type")
-        if kind == "phase":
+        if isinstance(typed, PhaseRecord):
             self._phase(record)
-        elif kind == "lifecycle" and not self.platforms:
+        elif isinstance(typed, LifecycleRecord) and not self.platforms:
             # simpler run writes no platform of its own: the pooled worker's key begins with
             # it ("a5sim/host_build_graph/dev0/gw0"); one lifecycle record names it.
             self._platform_of_worker(record.get("worker"))

@@ -19,6 +19,7 @@ from typing import Any
 from simpler.history.attribution import INFRA, Attempt, RunAttribution
 from simpler.history.run_meta import RunShape
 from simpler.history.verdict_rows import ATTEMPT_COLUMNS, verdict_rows
+from simpler.reporting.records import TestRecord, from_dict
 
 __all__ = ["SHAPES", "ReadRun", "RunPart", "shape_rows"]
 
@@ -81,14 +82,19 @@ class RunPart:
         self.test = self.attribution.test  # a test record's whole way in, looked up once
 
     def add(self, record: dict[str, Any]) -> None:
-        if record.get("type") == "test":
+        typed = from_dict(record)
+        if isinstance(typed, TestRecord):
             self.attribution.test(record)  # its time reaches the run through its attempt
         else:
-            self.other(record)
+            self.attribution.other(typed)
+            self.shape.add(typed)
 
     def other(self, record: dict[str, Any]) -> None:
-        self.attribution.other(record)
-        self.shape.add(record)
+        """Any record but a test's: typed here, where records are few (a test's stays a dict:
+        a long history holds a million, and the import reads their fields by position)."""
+        typed = from_dict(record)
+        self.attribution.other(typed)
+        self.shape.add(typed)
 
     def finish(self) -> ReadRun:
         rows = sorted(self.attribution.attempts(complete=True), key=_PRIMARY_KEY)

@@ -1,6 +1,6 @@
 """A run's verdicts (one row per test: its final outcome) from the run's attempts.
 
-The final attempt is the one of the latest phase (``PHASE_ORDER``; a phase this simpler does
+The final attempt is the one of the latest phase (``phase_rank``; a phase this simpler does
 not know ranks first), then the latest record time, then the highest attempt number; the
 verdict takes its outcome and cause, counts the test's attempts and is quarantined when any
 attempt was. Computed here rather than by an ``INSERT ... SELECT`` over the stored attempts:
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from simpler.contract import PHASE_ORDER
+from simpler.contract import phase_rank
 
 __all__ = ["ATTEMPT_COLUMNS", "INSERT_VERDICT", "verdict_rows"]
 
@@ -23,16 +23,14 @@ INSERT_VERDICT = (
     "INSERT INTO verdicts (run_id, nodeid, outcome, attempts, cause, quarantined) "
     "VALUES (?, ?, ?, ?, ?, ?)"
 )
-_RANK = {name: rank for rank, name in enumerate(PHASE_ORDER)}
 
 
 def verdict_rows(run_id: str, attempts: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """The verdict rows of ``run_id`` from its attempts (ATTEMPT_COLUMNS), in node id order
     when the attempts come in node id order."""
     final: dict[str, list[Any]] = {}  # nodeid -> [order, outcome, cause, count, quarantined]
-    rank = _RANK.get
     for nodeid, phase, attempt, outcome, ts, cause, quarantined in attempts:
-        order = (rank(phase, 0), ts or 0.0, attempt)
+        order = (phase_rank(phase), ts or 0.0, attempt)
         held = final.get(nodeid)
         if held is None:
             final[nodeid] = [order, outcome, cause, 1, quarantined]

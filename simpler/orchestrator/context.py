@@ -13,6 +13,7 @@ from simpler.orchestrator.pytest_args import PytestArgs
 from simpler.reporting import report_file
 from simpler.reporting.follow import ReportFollower
 from simpler.reporting.quarantine_file import QuarantineFile
+from simpler.reporting.records import from_dict
 from simpler.reporting.summary import Ruling
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ class RunContext:
         return follower
 
     def write(self, record_type: str, **fields: object) -> None:
-        record = report_file.make_record(record_type, **fields)
-        record["run"] = self.run_id
-        record["phase"] = record.get("phase") or self.current_phase
-        report_file.append(self.report, record)
+        raw = report_file.make_record(record_type, **fields)
+        raw["run"] = self.run_id
+        raw["phase"] = raw.get("phase") or self.current_phase
+        report_file.write_record(self.report, from_dict(raw))

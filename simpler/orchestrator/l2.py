@@ -10,6 +10,7 @@ from simpler.orchestrator.isolated import isolated_l2_phase
 from simpler.orchestrator.pytest_args import l2_user_args, l2_xdist_flags
 from simpler.orchestrator.pytest_run import phase_call, phase_exit, run_pytest
 from simpler.reporting.nodeids import file_of
+from simpler.reporting.records import TestRecord
 from simpler.scheduler.durations import record_durations
 from simpler.scheduler.locks import hold_devices
 
@@ -65,6 +66,6 @@ def _record_file_durations(ctx: RunContext) -> None:
     """What each L2 file took, so the next ``--shard`` split balances on it."""
     per_file: Counter[str] = Counter()
     for record in ctx.records():
-        if record.get("type") == "test" and record.get("phase") == "l2":
-            per_file[f"file:{file_of(str(record['nodeid']))}"] += record.get("duration_s") or 0
+        if isinstance(record, TestRecord) and record.phase == "l2":
+            per_file[f"file:{file_of(record.nodeid)}"] += record.raw.get("duration_s") or 0
     record_durations(ctx.durations_file, per_file.items())

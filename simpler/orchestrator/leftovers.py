@@ -29,6 +29,7 @@ import psutil
 
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.signals import Interrupted, RunSignals, signals_raise_interrupted
+from simpler.reporting.records import LeftoverRecord, Record
 from simpler.scheduler.process import LIVE
 from simpler.scheduler.reaper import child_subreaper, descendants, stop_leftovers
 
@@ -88,15 +89,11 @@ def sweep_leftovers(
     return found
 
 
-def leftover_lines(records: Sequence[dict[str, Any]]) -> list[str]:
+def leftover_lines(records: Sequence[Record]) -> list[str]:
     """The summary's lines for the ``leftover`` records among ``records`` (none: no lines)."""
-    found = [r["processes"] for r in records if r.get("type") == "leftover" and _listed(r)]
-    lines = _describe([p for processes in found for p in processes if isinstance(p, dict)])
+    found = [r.processes for r in records if isinstance(r, LeftoverRecord)]
+    lines = _describe([p for processes in found for p in processes])
     return [f"*** {lines[0]} ***", *lines[1:]] if lines else []
-
-
-def _listed(record: dict[str, Any]) -> bool:
-    return isinstance(record.get("processes"), list)
 
 
 def _describe(processes: list[dict[str, Any]]) -> list[str]:

@@ -11,6 +11,7 @@ from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.run_coverage import result_ended
 from simpler.orchestrator.signals import Interrupted
 from simpler.reporting.nodeids import file_of
+from simpler.reporting.records import TestRecord
 from simpler.scheduler.executor import Execution, ExecutorOptions, execute
 from simpler.scheduler.jobs import Job, JobResult
 
@@ -73,7 +74,6 @@ def _reported(ctx: RunContext, phase: str, result: JobResult) -> bool:
     """A test of the job (its node id, or the file an isolated unit is) has a record."""
     unit = result.nodeid or result.label
     return any(
-        r.get("type") == "test" and r.get("phase") == phase
-        and unit in (r.get("nodeid"), file_of(str(r.get("nodeid"))))
+        isinstance(r, TestRecord) and r.phase == phase and unit in (r.nodeid, file_of(r.nodeid))
         for r in ctx.records()
     )  # fmt: skip

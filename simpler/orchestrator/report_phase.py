@@ -25,6 +25,7 @@ from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.leftovers import leftover_lines
 from simpler.reporting import report_file as report
 from simpler.reporting.quarantine_file import QuarantineFile
+from simpler.reporting.records import CoverageRecord, PhaseRecord, QuarantineRecord
 from simpler.reporting.resource_block import latest_children
 from simpler.reporting.summary import Ruling, Summary, select_latest_runs, summarize
 from simpler.share.missing_jobs import ExpectedJob, missing_jobs, missing_ruling
@@ -143,11 +144,11 @@ def _code_coverage(
 ) -> CoverageResult | None:
     """The combined coverage of the measured runs among ``records``; its table and every
     process it lost printed now, above the summary (the summary's last screen names them too)."""
-    if not any(r.get("type") == "coverage" for r in records):
+    if not any(isinstance(r, CoverageRecord) for r in records):
         return None
     from simpler.coverage.outcome import code_coverage
 
-    runs = {str(r.get("run")) for r in records if r.get("run")}
+    runs = {r.run for r in records if r.run}
     covered = code_coverage(sources, runs, options.coverage)
     if covered is None:
         return None
@@ -179,7 +180,7 @@ def _load(paths: Sequence[str | Path]) -> tuple[list[list[report.Record]], int] 
     malformed = 0
     for path in paths:
         try:
-            contents = report.read_contents(path)
+            contents = report.read_records(path)
         except report.ReportUnreadable as error:
             print(f"error: {error}", file=sys.stderr)
             return EXIT_INFRA
@@ -199,11 +200,11 @@ def _nothing_readable(paths: Sequence[str | Path], malformed: int) -> int:
 def _device_quarantine_lines(records: list[report.Record]) -> list[str]:
     lines = []
     for record in records:
-        if record.get("type") == "quarantine":
-            devices = ", ".join(map(str, record.get("devices") or []))
+        if isinstance(record, QuarantineRecord):
+            devices = ", ".join(map(str, record.raw.get("devices") or []))
             lines.append(
                 f"*** Quarantined device(s) {devices} for the rest of the run: "
-                f"{record.get('reason', '')} ***"
+                f"{record.raw.get('reason', '')} ***"
             )
     return lines
 
@@ -261,7 +262,7 @@ def report_phase(ctx: RunContext) -> int:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_INFRA
     # This phase's own end record is not written yet: do not call the run incomplete for it.
-    records = [r for r in records if not (r.get("type") == "phase" and r.get("phase") == "report")]
+    records = [r for r in records if not (isinstance(r, PhaseRecord) and r.phase == "report")]
     if follower.malformed and not records:
         return _nothing_readable([ctx.report], follower.malformed)
     options = ReportOptions.of(ctx, ruling=ctx.ruling, test_quarantine=ctx.test_quarantine)

@@ -29,6 +29,7 @@ from simpler.orchestrator.retry import retry_phase
 from simpler.orchestrator.run_coverage import run_record
 from simpler.orchestrator.run_history import import_run
 from simpler.orchestrator.signals import Interrupted
+from simpler.reporting.records import SessionRecord, TestRecord
 from simpler.reporting.summary import Ruling
 
 __all__ = ["PHASES", "run_phases"]
@@ -150,9 +151,9 @@ def _bracketed(ctx: RunContext, name: str, phase: Callable[[RunContext], int]) -
         crash = f"{type(error).__name__}: {error}"
         print(f"simpler: phase {name} failed inside simpler: {crash}", file=sys.stderr)
         returncode = EXIT_INFRA
-    records = [r for r in ctx.records() if r.get("phase") == name]
-    counts = Counter(r["outcome"] for r in records if r.get("type") == "test")
-    if any(r.get("type") == "session" and r.get("deadline_held_back") for r in records):
+    records = [r for r in ctx.records() if r.phase == name]
+    counts = Counter(r.outcome for r in records if isinstance(r, TestRecord))
+    if any(isinstance(r, SessionRecord) and r.deadline_held_back for r in records):
         ctx.cut_by_deadline.add(name)  # the plugin kept tests from starting: the deadline cut it
     ctx.write(
         "phase",

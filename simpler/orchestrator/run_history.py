@@ -46,7 +46,11 @@ def import_run(ctx: RunContext, returncode: int) -> int:
         conn = connect(ctx.history)
         try:
             summary = import_records(
-                conn, ctx.records(), source=str(ctx.report), only_run=ctx.run_id
+                # The importer reads dicts: its hot loop parses lines without typing them.
+                conn,
+                [record.to_dict() for record in ctx.records()],
+                source=str(ctx.report),
+                only_run=ctx.run_id,
             )
         finally:
             conn.close()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 from simpler.reporting.quarantine_file import (
     QUARANTINE_ENV,
@@ -19,25 +18,26 @@ from simpler.reporting.quarantine_file import (
     QuarantineFileError,
     load_quarantine,
 )
+from simpler.reporting.records import PoisonSkipRecord, Record, TestRecord, from_dict
 
 __all__ = ["MARKED_TYPES", "mark_test_quarantine"]
 
 # The records that can decide a test's verdict: its results, crash and not-run records
 # included, and a poison-skip registration (the verdict of a test never re-run).
-MARKED_TYPES = frozenset({"test", "poison_skip"})
+MARKED_TYPES = (TestRecord, PoisonSkipRecord)
 
 _loaded: dict[str, QuarantineFile | None] = {}  # per path: this process reads each once
 
 
-def mark_test_quarantine(record: dict[str, Any], platform: str) -> None:
-    """Add the quarantine fields to ``record`` when its test is covered by the run's file."""
+def mark_test_quarantine(record: Record, platform: str) -> Record:
+    """``record`` with the quarantine fields added when its test is covered by the run's file."""
     path = os.environ.get(QUARANTINE_ENV)
-    if not path or record.get("type") not in MARKED_TYPES:
-        return
+    if not path or not isinstance(record, MARKED_TYPES):
+        return record
     quarantine = _load(path)
-    nodeid = record.get("nodeid")
-    if quarantine is not None and isinstance(nodeid, str):
-        record.update(quarantine.marks(nodeid, platform))
+    if quarantine is None or not isinstance(record.raw.get("nodeid"), str):
+        return record
+    return from_dict({**record.raw, **quarantine.marks(record.nodeid, platform)})
 
 
 def _load(path: str) -> QuarantineFile | None:

@@ -12,6 +12,7 @@ from simpler.plugin.quarantine_marks import mark_test_quarantine
 from simpler.plugin.test_records import TestTrace
 from simpler.plugin.worker_pool import WorkerPool
 from simpler.reporting import report_file
+from simpler.reporting.records import from_dict
 
 __all__ = ["ACTIVE", "POOL", "PROGRESS", "SETTINGS", "TRACE", "is_active", "write_record"]
 
@@ -30,7 +31,7 @@ def is_active(config: pytest.Config) -> bool:
 def write_record(settings: PluginSettings, fields: dict[str, Any]) -> None:
     """Append one record, when this run keeps a report (outside simpler, plain pytest: none)."""
     if settings.report is not None:
-        record = report_file.make_record(fields.pop("type"), **fields)
-        record["phase"] = record["phase"] or (settings.phase or "")
-        mark_test_quarantine(record, settings.platform)
-        report_file.append(settings.report, record)
+        raw = report_file.make_record(fields.pop("type"), **fields)
+        raw["phase"] = raw["phase"] or (settings.phase or "")
+        record = mark_test_quarantine(from_dict(raw), settings.platform)
+        report_file.write_record(settings.report, record)

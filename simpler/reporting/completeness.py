@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from simpler.contract import strip_ansi
-from simpler.reporting.report_file import Record
+from simpler.reporting.records import ChildRecord, PhaseRecord, Record, SessionRecord
 from simpler.reporting.verdicts import PhaseAccount, Verdict
 
 __all__ = ["Completeness", "Emptiness", "completeness_of", "early_stops"]
@@ -65,7 +65,7 @@ def completeness_of(
     plans = _plans(records)
     planned = {nodeid: phase for phase, plan in plans.items() for nodeid in plan.planned}
     reported = set(verdicts) | {
-        str(r["nodeid"]) for r in records if r.get("type") == "child" and r.get("nodeid")
+        r.nodeid for r in records if isinstance(r, ChildRecord) and r.nodeid
     }
     missing = [nodeid for nodeid in planned if nodeid not in reported]
     skipped = [v for v in verdicts.values() if v.outcome == "skipped"]
@@ -92,14 +92,14 @@ def early_stops(records: Iterable[Record]) -> list[str]:
     """``-x``/``--maxfail`` stopped a pytest session: the tests it never ran have no verdict."""
     lines = []
     for record in records:
-        if record.get("type") != "session" or not record.get("stopped"):
+        if not isinstance(record, SessionRecord) or not record.stopped:
             continue
-        collected, finished = record.get("collected"), record.get("finished")
+        collected, finished = record.raw.get("collected"), record.raw.get("finished")
         count = ""
         if isinstance(collected, int) and isinstance(finished, int):
             count = f"; {max(collected - finished, 0)} of {collected} selected test(s) not run"
-        phase = str(record.get("phase") or "a")
-        lines.append(f"*** pytest stopped the {phase} phase early: {record['stopped']}{count} ***")
+        phase = record.phase or "a"
+        lines.append(f"*** pytest stopped the {phase} phase early: {record.stopped}{count} ***")
     return lines
 
 
@@ -113,16 +113,16 @@ class _Plan:
 def _plans(records: Iterable[Record]) -> dict[str, _Plan]:
     plans: dict[str, _Plan] = {}
     for record in records:
-        if record.get("type") != "phase" or record.get("event") != "start":
+        if not isinstance(record, PhaseRecord) or not record.is_start:
             continue
-        planned = record.get("planned")
+        planned = record.raw.get("planned")
         if not isinstance(planned, list):
             continue
-        plan = plans.setdefault(str(record.get("phase") or ""), _Plan())
+        plan = plans.setdefault(record.phase, _Plan())
         plan.planned += [n for n in planned if isinstance(n, str) and n not in plan.planned]
-        no_device = record.get("no_device")
+        no_device = record.raw.get("no_device")
         plan.no_device |= {n for n in no_device or () if isinstance(n, str)}
-        selected = record.get("selected")
+        selected = record.raw.get("selected")
         if isinstance(selected, int) and not isinstance(selected, bool):
             plan.selected = max(plan.selected or 0, selected)
     return plans
@@ -154,9 +154,7 @@ def _why_missing(
 ) -> list[str]:
     names = list(dict.fromkeys(planned[nodeid] for nodeid in missing))
     accounts = {p.name: p for p in phases}
-    stopped = {
-        str(r.get("phase")) for r in records if r.get("type") == "session" and r.get("stopped")
-    }
+    stopped = {r.phase for r in records if isinstance(r, SessionRecord) and r.stopped}
     why = []
     for name in names:
         account = accounts.get(name)
@@ -184,6 +182,6 @@ def _grouped_reasons(skipped: list[Verdict]) -> list[tuple[str, int]]:
 
 
 def _reason(verdict: Verdict) -> str:
-    message = verdict.record.get("message")
+    message = verdict.record.raw.get("message")
     text = " ".join(strip_ansi(str(message or "")).split()).removeprefix("Skipped: ")
     return text or "(no reason given)"

@@ -4,14 +4,12 @@ the last lines of its output)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from simpler.contract import strip_ansi
-from simpler.reporting.report_file import Record
+from simpler.reporting.records import ChildRecord, Record, from_dict
 from simpler.reporting.resource_block import tail_block
 from simpler.reporting.verdicts import Analysis, Failure, Verdict
 
-__all__ = ["failure_details", "failure_headline", "failures_section", "record_text"]
+__all__ = ["failure_details", "failure_headline", "failures_section"]
 
 
 def failures_section(failures: list[Failure], analysis: Analysis, tail_lines: int) -> list[str]:
@@ -41,7 +39,7 @@ def failure_headline(failure: Failure) -> str:
         )
     if failure.kind == "child" and failure.child is not None:
         child = failure.child
-        name = f"child {record_text(child, 'label') or '?'}"
+        name = f"child {child.label or '?'}"
         if failure.nodeid:
             name += f" ({failure.nodeid})"
         return f"{name}: {_exit_text(child)}"
@@ -59,76 +57,72 @@ def failure_details(failure: Failure, analysis: Analysis, tail_lines: int = 80) 
         lines += _test_details(failure.verdict, analysis)
         if failure.verdict.never_rerun:
             return lines  # it never ran: there is no output to show
-        lines += tail_block(record_text(failure.verdict.record, "tail"), tail_lines)
+        lines += tail_block(failure.verdict.record.text("tail"), tail_lines)
     if failure.child is not None:
         lines += _child_details(failure.child, tail_lines, attached=failure.kind == "test")
     return lines
 
 
 def _test_details(verdict: Verdict, analysis: Analysis) -> list[str]:
-    record = verdict.record
+    record: Record = verdict.record
     if verdict.never_rerun and verdict.registration is not None:
-        record = {**record, **verdict.registration}  # the registration knows why it skipped
+        # The registration knows why it skipped.
+        record = from_dict({**record.raw, **verdict.registration.raw})
     where = [f"phase {verdict.phase or '(none)'}", f"attempt {verdict.attempt}"]
     where += [
-        f"{key} {record[key]}" for key in ("device", "runtime") if record.get(key) is not None
+        f"{key} {record.raw[key]}"
+        for key in ("device", "runtime")
+        if record.raw.get(key) is not None
     ]
-    if isinstance(record.get("duration_s"), int | float):
-        where.append(f"{record['duration_s']:.1f}s")
+    if isinstance(record.raw.get("duration_s"), int | float):
+        where.append(f"{record.raw['duration_s']:.1f}s")
     lines = [", ".join(where)]
-    worker = record_text(record, "worker")
+    worker = record.text("worker")
     if worker:
-        path = analysis.lifecycle.get((record_text(record, "run"), worker), [])
+        path = analysis.lifecycle.get((record.text("run"), worker), [])
         lifecycle = " -> ".join(path) or "no lifecycle records"
-        poisoned = " (this failure poisoned it)" if record.get("poisoned") else ""
+        poisoned = " (this failure poisoned it)" if record.raw.get("poisoned") else ""
         lines.append(f"worker {worker}: {lifecycle}{poisoned}")
     if verdict.never_rerun:
-        lines.append(
-            f"skipped because: {_one_line(record_text(record, 'reason')) or '(no reason)'}"
-        )
-        if record.get("selector"):
-            lines.append(f"poison selector: {record['selector']}")
-    elif record.get("message"):
-        lines.append(f"message: {_one_line(record_text(record, 'message'))}")
+        lines.append(f"skipped because: {_one_line(record.text('reason')) or '(no reason)'}")
+        if record.raw.get("selector"):
+            lines.append(f"poison selector: {record.raw['selector']}")
+    elif record.raw.get("message"):
+        lines.append(f"message: {_one_line(record.text('message'))}")
     return lines
 
 
-def _child_details(child: Record, tail_lines: int, *, attached: bool) -> list[str]:
-    devices = ",".join(map(str, child.get("devices") or [])) or "?"
-    facts = ["never started"] if child.get("not_run") else [f"devices {devices}"]
-    if isinstance(child.get("duration_s"), int | float):
-        facts.append(f"{child['duration_s']:.1f}s")
+def _child_details(child: ChildRecord, tail_lines: int, *, attached: bool) -> list[str]:
+    devices = ",".join(map(str, child.raw.get("devices") or [])) or "?"
+    facts = ["never started"] if child.raw.get("not_run") else [f"devices {devices}"]
+    if isinstance(child.raw.get("duration_s"), int | float):
+        facts.append(f"{child.raw['duration_s']:.1f}s")
     if attached:  # under a failed test: say which child job ran it, and how it ended
-        facts.insert(0, f"child {record_text(child, 'label')}: {_exit_text(child)}")
+        facts.insert(0, f"child {child.label}: {_exit_text(child)}")
     lines = [", ".join(facts)]
-    if child.get("reached_summary") is False and not child.get("not_run"):
+    if child.raw.get("reached_summary") is False and not child.raw.get("not_run"):
         lines.append("crashed before pytest's summary line")
-    if child.get("log"):
-        lines.append(f"log: {child['log']}")
+    if child.raw.get("log"):
+        lines.append(f"log: {child.raw['log']}")
     # The child's last lines are printed once, in the Resource phase block just above.
     lines.append("output: in the Resource phase block above")
     return lines
 
 
-def _exit_text(child: Record) -> str:
-    if child.get("not_run"):
-        return record_text(child, "not_run")  # it never started: there is no exit to describe
-    signal = record_text(child, "signal")
-    status = signal or f"rc={child.get('returncode')}"
-    return status + (" (timed out)" if child.get("timed_out") else "")
+def _exit_text(child: ChildRecord) -> str:
+    if child.raw.get("not_run"):
+        return child.text("not_run")  # it never started: there is no exit to describe
+    signal = child.text("signal")
+    status = signal or f"rc={child.raw.get('returncode')}"
+    return status + (" (timed out)" if child.raw.get("timed_out") else "")
 
 
 def _rc_text(record: Record) -> str:
-    if record.get("rc") is None:
+    if record.raw.get("rc") is None:
         return ""
-    where = record_text(record, "where")
-    return f"rc={record['rc']}" + (f" at {where}" if where else "")
+    where = record.text("where")
+    return f"rc={record.raw['rc']}" + (f" at {where}" if where else "")
 
 
 def _one_line(text: str) -> str:
     return " ".join(strip_ansi(text).split())
-
-
-def record_text(record: Record, key: str) -> str:
-    value: Any = record.get(key)
-    return "" if value is None else str(value)

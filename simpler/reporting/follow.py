@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import BinaryIO
 
-from simpler.reporting.report_file import Record, ReportUnreadable, parse_line
+from simpler.reporting.report_file import Record, ReportUnreadable, parse_record
 
 __all__ = ["ReportFollower", "latest_run"]
 
@@ -100,10 +100,10 @@ class ReportFollower:
         for line in block.split(b"\n"):
             if not line.strip() or (self._token and self._token not in line):
                 continue
-            record = parse_line(line.decode("utf-8", errors="surrogateescape"))
+            record = parse_record(line.decode("utf-8", errors="surrogateescape"))
             if record is None:
                 self.malformed += 1
-            elif record.get("run") == self.run_id:
+            elif record.run == self.run_id:
                 self._records.append(record)
 
 
@@ -132,6 +132,5 @@ def latest_run(path: Path) -> str | None:
 def _run_of(line: bytes) -> str | None:
     if b'"run"' not in line:
         return None
-    record = parse_line(line.decode("utf-8", errors="surrogateescape"))
-    run = record.get("run") if record is not None else None
-    return str(run) if run else None
+    record = parse_record(line.decode("utf-8", errors="surrogateescape"))
+    return record.run if record is not None and record.run else None

@@ -37,9 +37,15 @@ from junitparser.xunit2 import (
     TestSuite,
 )
 
-from simpler.contract import GREEN_OUTCOMES, PASSING_OUTCOMES, PHASE_ORDER, strip_ansi
+from simpler.contract import (
+    FAILED_OUTCOMES,
+    GREEN_OUTCOMES,
+    PASSING_OUTCOMES,
+    phase_rank,
+    strip_ansi,
+)
 from simpler.reporting.files import write_atomically
-from simpler.reporting.report_file import Record
+from simpler.reporting.records import ChildRecord, Record, TestRecord
 from simpler.reporting.resource_block import (
     child_failed,
     describe_exit,
@@ -51,7 +57,6 @@ from simpler.reporting.verdicts import Verdict, decide_verdicts
 __all__ = ["TESTS_SUITE", "JUnitUnwritable", "build_junit", "pytest_names", "write_junit"]
 
 TESTS_SUITE = "tests"
-_FAILED_ATTEMPTS = ("failed", "error")  # earlier attempts worth an interim element
 # XML 1.0 cannot carry most control characters at all, escaped or not; test output can.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 # What pytest's bin_xml_escape writes as ``#xNN`` in a test's name (DEL included).
@@ -95,7 +100,7 @@ def build_junit(records: Sequence[Record]) -> JUnitXml:
     """The JUnit document for ``records``: one suite, a testcase per test (or lone child)."""
     xml = JUnitXml()
     verdicts = decide_verdicts(records)
-    children = latest_children(r for r in records if r.get("type") == "child")
+    children = latest_children(r for r in records if isinstance(r, ChildRecord))
     xml.add_testsuite(_tests_suite(records, verdicts, children))
     xml.update_statistics()  # type: ignore[no-untyped-call]  # junitparser leaves it untyped
     for element in (xml, *xml):
@@ -132,39 +137,39 @@ def _pytest_escape(char: str) -> str:
 
 
 def _tests_suite(
-    records: Sequence[Record], verdicts: dict[str, Verdict], children: list[Record]
+    records: Sequence[Record], verdicts: dict[str, Verdict], children: list[ChildRecord]
 ) -> TestSuite:
     attempts = _attempts_by_nodeid(records)
-    by_nodeid = {str(c["nodeid"]): c for c in children if c.get("nodeid")}
+    by_nodeid = {c.nodeid: c for c in children if c.nodeid}
     suite = _suite(TESTS_SUITE, records)
     cases: list[BaseTestCase] = [
         _test_case(verdict, attempts.get(nodeid, []), by_nodeid.get(nodeid))
         for nodeid, verdict in verdicts.items()
     ]
     # A child whose test never reported (it crashed first) is a test all the same.
-    cases += [_lone_child_case(c) for c in children if str(c.get("nodeid") or "") not in verdicts]
+    cases += [_lone_child_case(c) for c in children if c.nodeid not in verdicts]
     # add_testcases recounts once; add_testcase per case would recount the suite each time.
     suite.add_testcases(cases)
     return suite
 
 
-def _attempts_by_nodeid(records: Sequence[Record]) -> dict[str, list[Record]]:
+def _attempts_by_nodeid(records: Sequence[Record]) -> dict[str, list[TestRecord]]:
     """Every test record per node id, phases in order (as the verdicts were decided)."""
-    ranked = sorted(enumerate(records), key=lambda pair: (_phase_rank(pair[1]), pair[0]))
-    attempts: dict[str, list[Record]] = {}
+    ranked = sorted(enumerate(records), key=lambda pair: (phase_rank(pair[1].phase), pair[0]))
+    attempts: dict[str, list[TestRecord]] = {}
     for _, record in ranked:
-        if record.get("type") == "test" and record.get("nodeid"):
-            attempts.setdefault(str(record["nodeid"]), []).append(record)
+        if isinstance(record, TestRecord) and record.nodeid:
+            attempts.setdefault(record.nodeid, []).append(record)
     return attempts
 
 
-def _test_case(verdict: Verdict, attempts: list[Record], child: Record | None) -> TestCase:
+def _test_case(verdict: Verdict, attempts: list[TestRecord], child: ChildRecord | None) -> TestCase:
     final = _final_result(verdict)
     interims: list[InterimResult] = []
     interim_kinds = _interim_kinds(verdict.outcome)
     if interim_kinds is not None:
         for record in attempts:
-            if record is not verdict.record and record.get("outcome") in _FAILED_ATTEMPTS:
+            if record is not verdict.record and record.outcome in FAILED_OUTCOMES:
                 interims.append(_interim(record, *interim_kinds))
     facts = _facts(verdict, attempts)
     if child is not None:
@@ -174,14 +179,14 @@ def _test_case(verdict: Verdict, attempts: list[Record], child: Record | None) -
     return _case(verdict.nodeid, _duration(verdict.record), final, interims, facts)
 
 
-def _child_failure_recorded(child: Record, attempts: list[Record]) -> bool:
+def _child_failure_recorded(child: ChildRecord, attempts: list[TestRecord]) -> bool:
     """Whether the child's own test record already says its test failed there."""
-    phase = child.get("phase") or "resource"
-    return any(r.get("phase") == phase and r.get("outcome") in _FAILED_ATTEMPTS for r in attempts)
+    phase = child.phase or "resource"
+    return any(r.phase == phase and r.outcome in FAILED_OUTCOMES for r in attempts)
 
 
 def _with_child_failure(
-    verdict: Verdict, child: Record, final: FinalResult | None, interims: list[InterimResult]
+    verdict: Verdict, child: ChildRecord, final: FinalResult | None, interims: list[InterimResult]
 ) -> tuple[FinalResult | None, list[InterimResult]]:
     """A failed child its test's records do not tell of, counted as the summary counts it."""
     message = f"{describe_exit(child)}; its test then {verdict.outcome}"
@@ -193,12 +198,12 @@ def _with_child_failure(
     return final, [_child_interim(child, message, RerunFailure), *interims]
 
 
-def _lone_child_case(child: Record) -> TestCase:
+def _lone_child_case(child: ChildRecord) -> TestCase:
     """A child whose test left no record: a testcase named as that test would be."""
     final: FinalResult | None = None
     if child_failed(child):
         final = _with_text(Failure(describe_exit(child), _exit_kind(child)), _tail(child))
-    address = str(child.get("nodeid") or child.get("label") or "?")
+    address = str(child.raw.get("nodeid") or child.raw.get("label") or "?")
     facts = "\n".join(
         ["simpler: no test record; " + _child_facts(child), *_quarantine_facts(child)]
     )
@@ -238,7 +243,7 @@ def _final_result(verdict: Verdict) -> FinalResult | None:
         return _with_text(Error(_message(record) or "error", "error"), _tail(record))
     if outcome == "poison_skipped":  # never ran at all: a failure, as the summary counts it
         registration = verdict.registration or record
-        reason = _one_line(str(registration.get("reason") or record.get("message") or ""))
+        reason = _one_line(str(registration.raw.get("reason") or record.raw.get("message") or ""))
         message = "poison_skipped and never re-run" + (f": {reason}" if reason else "")
         return Failure(message, "poison_skipped")
     # failed, or an outcome this version does not know: never green (see simpler.reporting.verdicts)
@@ -266,40 +271,42 @@ def _interim_kinds(outcome: str) -> tuple[type[InterimResult], type[InterimResul
 def _interim(
     record: Record, on_failure: type[InterimResult], on_error: type[InterimResult]
 ) -> InterimResult:
-    kind = on_error if record.get("outcome") == "error" else on_failure
+    kind = on_error if record.raw.get("outcome") == "error" else on_failure
     interim = kind(
-        _message(record) or str(record.get("outcome")), str(record.get("outcome") or "failed")
+        _message(record) or str(record.raw.get("outcome")),
+        str(record.raw.get("outcome") or "failed"),
     )
     interim.stack_trace = _tail(record)  # the schema requires the element, even empty
     return interim
 
 
-def _child_interim(child: Record, message: str, kind: type[InterimResult]) -> InterimResult:
+def _child_interim(child: ChildRecord, message: str, kind: type[InterimResult]) -> InterimResult:
     interim = kind(message, _exit_kind(child))
     interim.stack_trace = _tail(child)
     return interim
 
 
-def _facts(verdict: Verdict, attempts: list[Record]) -> str:
+def _facts(verdict: Verdict, attempts: list[TestRecord]) -> str:
     """What simpler knows and JUnit has no attribute for: where it ran, how it got here."""
     record = verdict.record
     facts = [f"simpler: {verdict.outcome}", f"phase {verdict.phase or '(none)'}"]
     facts.append(f"attempt {verdict.attempt}")
     facts += [
-        f"{key} {record[key]}"
+        f"{key} {record.raw[key]}"
         for key in ("device", "runtime", "worker")
-        if record.get(key) is not None
+        if record.raw.get(key) is not None
     ]
-    if record.get("rc") is not None:
+    if record.raw.get("rc") is not None:
         facts.append(
-            f"rc {record['rc']}" + (f" at {record['where']}" if record.get("where") else "")
+            f"rc {record.raw['rc']}"
+            + (f" at {record.raw['where']}" if record.raw.get("where") else "")
         )
     lines = [", ".join(facts)]
     if verdict.outcome == "recovered":
         lines.append("recovered: re-run in a fresh process after a failure it did not cause")
     lines += _quarantine_facts(record)
     history = [
-        f"{r.get('phase') or '?'} attempt {r.get('attempt', '?')}: {r.get('outcome')}"
+        f"{r.raw.get('phase') or '?'} attempt {r.raw.get('attempt', '?')}: {r.raw.get('outcome')}"
         for r in attempts
     ]
     if len(history) > 1:
@@ -310,28 +317,28 @@ def _facts(verdict: Verdict, attempts: list[Record]) -> str:
 def _quarantine_facts(record: Record) -> list[str]:
     """The JUnit result stays pytest's (a failure is a failure to every JUnit reader); this
     line says why simpler's exit code ignored it."""
-    if record.get("quarantined") is True:
+    if record.raw.get("quarantined") is True:
         return ["quarantined: its failure does not change simpler's exit code"]
-    if record.get("quarantine_expired"):
-        return [f"quarantine expired {record['quarantine_expired']}: it gates again"]
+    if record.raw.get("quarantine_expired"):
+        return [f"quarantine expired {record.raw['quarantine_expired']}: it gates again"]
     return []
 
 
-def _child_facts(child: Record) -> str:
+def _child_facts(child: ChildRecord) -> str:
     facts = [f"Resource child {describe_exit(child)}", f"devices {devices_text(child)}"]
-    if child.get("label") and child.get("label") != child.get("nodeid"):
-        facts.append(f"label {child['label']}")
-    if child.get("log"):
-        facts.append(f"log {child['log']}")
+    if child.raw.get("label") and child.raw.get("label") != child.raw.get("nodeid"):
+        facts.append(f"label {child.raw['label']}")
+    if child.raw.get("log"):
+        facts.append(f"log {child.raw['log']}")
     return ", ".join(facts)
 
 
-def _exit_kind(child: Record) -> str:
-    if child.get("timed_out"):
+def _exit_kind(child: ChildRecord) -> str:
+    if child.raw.get("timed_out"):
         return "timeout"
-    if child.get("signal"):
+    if child.raw.get("signal"):
         return "signal"
-    if child.get("reached_summary") is False:
+    if child.raw.get("reached_summary") is False:
         return "crash"
     return "returncode"
 
@@ -341,7 +348,9 @@ def _exit_kind(child: Record) -> str:
 
 def _suite(name: str, records: Iterable[Record]) -> TestSuite:
     suite = TestSuite(name)  # type: ignore[no-untyped-call]  # junitparser leaves it untyped
-    stamps = [r["ts"] for r in records if isinstance(r.get("ts"), int | float) and r["ts"] > 0]
+    stamps = [
+        r.raw["ts"] for r in records if isinstance(r.raw.get("ts"), int | float) and r.raw["ts"] > 0
+    ]
     if stamps:
         suite.timestamp = datetime.fromtimestamp(min(stamps), UTC).isoformat(timespec="seconds")
     return suite
@@ -359,15 +368,15 @@ def _with_text(result: FinalResult, text: str) -> FinalResult:
 
 
 def _message(record: Record) -> str:
-    message = _one_line(str(record.get("message") or ""))
-    if record.get("rc") is not None and f"{record['rc']}" not in message:
-        where = f" at {record['where']}" if record.get("where") else ""
-        message += f" (rc {record['rc']}{where})"
+    message = _one_line(str(record.raw.get("message") or ""))
+    if record.raw.get("rc") is not None and f"{record.raw['rc']}" not in message:
+        where = f" at {record.raw['where']}" if record.raw.get("where") else ""
+        message += f" (rc {record.raw['rc']}{where})"
     return message.strip()
 
 
 def _tail(record: Record) -> str:
-    return _clean(str(record.get("tail") or "")).rstrip()
+    return _clean(str(record.raw.get("tail") or "")).rstrip()
 
 
 def _one_line(text: str) -> str:
@@ -380,12 +389,7 @@ def _clean(text: str) -> str:
 
 
 def _duration(record: Record) -> float:
-    value = record.get("duration_s")
+    value = record.raw.get("duration_s")
     if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
         return float(value)
     return 0.0
-
-
-def _phase_rank(record: Record) -> int:
-    phase = str(record.get("phase") or "")
-    return PHASE_ORDER.index(phase) if phase in PHASE_ORDER else 0

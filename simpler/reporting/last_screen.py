@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from simpler.contract import strip_ansi
 from simpler.reporting.completeness import Completeness
+from simpler.reporting.records import ChildRecord, Record
 from simpler.reporting.verdicts import Failure
 
 __all__ = [
@@ -116,8 +117,8 @@ def index_entry(failure: Failure) -> str:
         return f"phase {phase.name}: {_clip(why)}"
     verdict, child = failure.verdict, failure.child
     if failure.kind == "child" and child is not None:
-        name = failure.nodeid or f"child {child.get('label') or '?'}"
-        return f"{name}: {_clip(_child_exit(child))} [{child.get('phase') or '?'}]"
+        name = failure.nodeid or f"child {child.raw.get('label') or '?'}"
+        return f"{name}: {_clip(_child_exit(child))} [{child.raw.get('phase') or '?'}]"
     assert verdict is not None  # a "test" failure always carries its verdict
     record = verdict.record
     if verdict.never_rerun:
@@ -130,19 +131,19 @@ def index_entry(failure: Failure) -> str:
     return f"{entry} [{verdict.phase or '?'}]"
 
 
-def _rc_or_message(record: dict[str, object]) -> str:
-    if record.get("rc") is not None:
-        where = record.get("where")
-        return f"rc={record['rc']}" + (f" at {where}" if where else "")
-    message = strip_ansi(str(record.get("message") or "")).strip()
+def _rc_or_message(record: Record) -> str:
+    if record.raw.get("rc") is not None:
+        where = record.raw.get("where")
+        return f"rc={record.raw['rc']}" + (f" at {where}" if where else "")
+    message = strip_ansi(str(record.raw.get("message") or "")).strip()
     return message.splitlines()[0] if message else ""
 
 
-def _child_exit(child: dict[str, object]) -> str:
-    if child.get("not_run"):
-        return str(child["not_run"])
-    status = str(child.get("signal") or f"rc={child.get('returncode')}")
-    return status + (" (timed out)" if child.get("timed_out") else "")
+def _child_exit(child: ChildRecord) -> str:
+    if child.raw.get("not_run"):
+        return str(child.raw["not_run"])
+    status = str(child.raw.get("signal") or f"rc={child.raw.get('returncode')}")
+    return status + (" (timed out)" if child.raw.get("timed_out") else "")
 
 
 def _clip(text: str) -> str:

@@ -21,7 +21,7 @@ from simpler.reporting.report_file import (
     ReportUnreadable,
     ReportUnwritable,
     locked_report,
-    parse_line,
+    parse_record,
 )
 from simpler.usage import UsageError
 
@@ -82,7 +82,7 @@ def prune_before(path: Path, cut: str) -> PruneResult:
         with locked_report(path) as fd:
             with os.fdopen(os.dup(fd), "rb") as stream:
                 lines = stream.read().splitlines(keepends=True)
-            records = [parse_line(raw.decode("utf-8", errors="surrogateescape")) for raw in lines]
+            records = [parse_record(raw.decode("utf-8", errors="surrogateescape")) for raw in lines]
             drop = _drop_rule(path, cut, records)
             keep = _kept_lines(records, drop)
             result = _count(lines, records, keep)
@@ -97,13 +97,8 @@ def prune_before(path: Path, cut: str) -> PruneResult:
 
 
 def _run(record: Record) -> str:
-    run = record.get("run")
+    run = record.raw.get("run")
     return run if isinstance(run, str) else ""
-
-
-def _ts(record: Record) -> float | None:
-    ts = record.get("ts")
-    return float(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool) else None
 
 
 def _drop_rule(path: Path, cut: str, records: list[Record | None]) -> Callable[[int, Record], bool]:
@@ -114,7 +109,7 @@ def _drop_rule(path: Path, cut: str, records: list[Record | None]) -> Callable[[
         if record is None or not _run(record):
             continue
         first_index.setdefault(_run(record), index)
-        ts = _ts(record)
+        ts = record.ts
         if ts is not None:
             started.setdefault(_run(record), ts)  # the first record that carries a time
     if cut in first_index:
@@ -133,7 +128,7 @@ def _drop_rule(path: Path, cut: str, records: list[Record | None]) -> Callable[[
 
     def before_date(_index: int, record: Record) -> bool:
         run = _run(record)
-        ts = started.get(run) if run else _ts(record)
+        ts = started.get(run) if run else record.ts
         return ts is not None and ts < cutoff  # no time at all: not known to be old, kept
 
     return before_date

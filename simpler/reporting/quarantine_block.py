@@ -53,16 +53,18 @@ def quarantine_lines(
         if f.verdict is None and f.child is not None
     ]
     lines += [
-        QuarantineLine(v.nodeid, _outcome(v), not v.green, "", str(v.record["quarantine_expired"]))
+        QuarantineLine(
+            v.nodeid, _outcome(v), not v.green, "", str(v.record.raw["quarantine_expired"])
+        )
         for v in verdicts.values()
-        if v.record.get("quarantine_expired") and not v.quarantined
+        if v.record.raw.get("quarantine_expired") and not v.quarantined
     ]
     lines += [
         QuarantineLine(f.nodeid, describe_exit(f.child), True, "", str(expired))
         for f in gating
         if f.verdict is None
         and f.child is not None
-        and (expired := f.child.get("quarantine_expired"))
+        and (expired := f.child.raw.get("quarantine_expired"))
     ]
     return lines
 

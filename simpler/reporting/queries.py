@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from simpler.reporting.report_file import Record
+from simpler.contract import FAILED_OUTCOMES
+from simpler.reporting.records import LifecycleRecord, PoisonSkipRecord, Record, TestRecord
 
 __all__ = [
     "poison_skipped",
@@ -20,18 +21,18 @@ def quarantined_devices(records: Iterable[Record]) -> set[int]:
     Not one skipped by ``process_must_end``: its card is freed when that process ends.
     """
     return {
-        int(r["device"])
+        r.device
         for r in records
-        if r.get("type") == "lifecycle"
-        and r.get("dest") == "skipped"
-        and r.get("trigger") != "process_must_end"
-        and r.get("device") is not None
+        if isinstance(r, LifecycleRecord)
+        and r.dest == "skipped"
+        and r.trigger != "process_must_end"
+        and r.device is not None
     }
 
 
 def poison_skipped(records: Iterable[Record]) -> list[str]:
     """Selected from the ``poison_skip`` registrations only, never from plain skips."""
-    return list(dict.fromkeys(r["nodeid"] for r in records if r.get("type") == "poison_skip"))
+    return list(dict.fromkeys(r.nodeid for r in records if isinstance(r, PoisonSkipRecord)))
 
 
 def poison_skipped_by_worker(records: Iterable[Record]) -> dict[str, list[str]]:
@@ -40,9 +41,9 @@ def poison_skipped_by_worker(records: Iterable[Record]) -> dict[str, list[str]]:
     groups: dict[str, list[str]] = {}
     placed: set[str] = set()
     for r in records:
-        if r.get("type") == "poison_skip" and r["nodeid"] not in placed:
-            placed.add(r["nodeid"])
-            groups.setdefault(str(r.get("worker") or ""), []).append(r["nodeid"])
+        if isinstance(r, PoisonSkipRecord) and r.nodeid not in placed:
+            placed.add(r.nodeid)
+            groups.setdefault(r.worker, []).append(r.nodeid)
     return groups
 
 
@@ -50,11 +51,11 @@ def poison_triggers(records: Iterable[Record]) -> list[str]:
     """The tests that poisoned their worker outside the retry phase, in the order they did."""
     return list(
         dict.fromkeys(
-            r["nodeid"]
+            r.nodeid
             for r in records
-            if r.get("type") == "test"
-            and r.get("poisoned")
-            and r.get("outcome") in ("failed", "error")
-            and r.get("phase") != "retry"
+            if isinstance(r, TestRecord)
+            and r.poisoned
+            and r.outcome in FAILED_OUTCOMES
+            and r.phase != "retry"
         )
     )

@@ -3,7 +3,9 @@
 Each record is one line written with a single ``write`` under an exclusive
 ``flock`` on an ``O_APPEND`` descriptor, so concurrent writers (xdist workers,
 child jobs, the orchestrator) never interleave or tear each other's lines.
-Readers skip and count malformed lines rather than fail on them.
+Readers skip and count malformed lines rather than fail on them. What a line holds is
+:mod:`simpler.reporting.records`: this module reads lines into typed records and writes
+them back; ``read`` and ``read_contents`` give the dicts to users (``simpler.report``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simpler.reporting import records
 from simpler.reporting.files import make_parent_dir
+from simpler.reporting.records import OtherRecord, Record
 
 __all__ = [
     "DEFAULT_REPORT",
@@ -26,32 +30,24 @@ __all__ = [
     "SCHEMA",
     "Record",
     "ReportContents",
+    "ReportRecords",
     "ReportUnreadable",
     "ReportUnwritable",
     "append",
     "locked_report",
     "make_record",
     "parse_line",
+    "parse_record",
     "read",
     "read_contents",
+    "read_records",
     "report_path",
+    "write_record",
 ]
 
 SCHEMA = 1
 DEFAULT_REPORT = Path(".simpler") / "report.jsonl"
-RECORD_TYPES = (
-    "phase",
-    "test",
-    "child",
-    "lifecycle",
-    "poison_skip",
-    "quarantine",
-    "leftover",
-    "session",
-    "coverage",
-)
-
-Record = dict[str, Any]
+RECORD_TYPES = tuple(records.RECORD_TYPES)
 
 
 class ReportUnreadable(OSError):
@@ -66,6 +62,12 @@ class ReportUnwritable(OSError):
 class ReportContents:
     records: list[dict[str, Any]] = field(default_factory=list)
     malformed: int = 0  # lines skipped: torn, not JSON, not a record
+
+
+@dataclass
+class ReportRecords:
+    records: list[Record] = field(default_factory=list)
+    malformed: int = 0  # lines skipped: torn, not JSON, not a record of a known type
 
 
 def report_path(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -86,6 +88,11 @@ def make_record(record_type: str, **fields: Any) -> dict[str, Any]:
         "type": record_type,
     }
     return {**base, **fields}
+
+
+def write_record(path: str | os.PathLike[str], record: Record) -> None:
+    """Append a typed record: how simpler's own writers write (``append`` takes a dict)."""
+    append(path, record.to_dict())
 
 
 def append(path: str | os.PathLike[str], record: dict[str, Any]) -> None:
@@ -146,8 +153,16 @@ def read(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 
 def read_contents(path: str | os.PathLike[str]) -> ReportContents:
-    """Every well-formed record of ``path``, in file order, and the count of skipped lines."""
-    contents = ReportContents()
+    """Every well-formed record of ``path`` as a dict, in file order, and the count of
+    skipped lines (the users' face of :func:`read_records`)."""
+    typed = read_records(path)
+    return ReportContents([record.to_dict() for record in typed.records], typed.malformed)
+
+
+def read_records(path: str | os.PathLike[str]) -> ReportRecords:
+    """Every well-formed record of ``path``, typed, in file order, and the count of skipped
+    lines: the one place a report file is read whole."""
+    contents = ReportRecords()
     try:
         # Streamed like any text file; bytes that are not UTF-8 survive as lone surrogates,
         # so a binary line is found and counted instead of failing the whole read.
@@ -155,7 +170,7 @@ def read_contents(path: str | os.PathLike[str]) -> ReportContents:
             for line in lines:
                 if not line or line.isspace():
                     continue
-                record = parse_line(line)
+                record = parse_record(line)
                 if record is None:
                     contents.malformed += 1
                 else:
@@ -165,17 +180,15 @@ def read_contents(path: str | os.PathLike[str]) -> ReportContents:
     return contents
 
 
+def parse_record(line: str) -> Record | None:
+    """The record on one line, or None for a torn, binary or foreign line: one of a type
+    this version does not know is skipped and counted like a torn one (docs/design.md,
+    The report file), so a newer writer's record never reads as something it is not."""
+    record = records.parse(line)
+    return None if record is None or isinstance(record, OtherRecord) else record
+
+
 def parse_line(line: str) -> dict[str, Any] | None:
-    """The record on one line, or None for a torn, binary or foreign line."""
-    if not line.isascii():
-        try:
-            line.encode("utf-8")
-        except UnicodeEncodeError:  # a byte that was not UTF-8: a binary or torn line
-            return None
-    try:
-        record = json.loads(line)
-    except ValueError:
-        return None
-    if not isinstance(record, dict) or record.get("type") not in RECORD_TYPES:
-        return None
-    return record
+    """The record on one line as a dict, or None for a torn, binary or foreign line."""
+    record = parse_record(line)
+    return None if record is None else record.to_dict()

@@ -10,10 +10,9 @@ child output) with ``simpler.ci.gha.fenced``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from simpler.contract import strip_ansi
-from simpler.reporting.report_file import Record
+from simpler.reporting.records import ChildRecord, Record
 
 __all__ = [
     "DEFAULT_TAIL_LINES",
@@ -30,41 +29,39 @@ DEFAULT_TAIL_LINES = 80
 _INDENT = "    "
 
 
-def latest_children(records: Iterable[Record]) -> list[Record]:
+def latest_children(records: Iterable[Record]) -> list[ChildRecord]:
     """The last child record per label, in the order the labels first appeared.
 
     A label can have several records (a child re-run, report files merged); only how it
-    ended the last time counts. Records without a ``type`` are taken as child records, so
-    a caller may pass either the whole report or children it already picked out.
+    ended the last time counts. A caller may pass the whole report or its child records.
     """
-    latest: dict[str, Record] = {}
+    latest: dict[str, ChildRecord] = {}
     for record in records:
-        if record.get("type", "child") == "child":
-            latest[_text(record, "label")] = record
+        if isinstance(record, ChildRecord):
+            latest[record.label] = record
     return list(latest.values())
 
 
-def child_failed(child: Record) -> bool:
-    # A missing returncode means nobody saw the child exit cleanly: that is not success.
-    return child.get("returncode") != 0 or bool(child.get("timed_out")) or bool(child.get("signal"))
+def child_failed(child: ChildRecord) -> bool:
+    return child.failed
 
 
-def failed_children(records: Iterable[Record]) -> list[Record]:
+def failed_children(records: Iterable[Record]) -> list[ChildRecord]:
     """The children whose latest record (per label) says they failed."""
     return [child for child in latest_children(records) if child_failed(child)]
 
 
-def describe_exit(child: Record) -> str:
+def describe_exit(child: ChildRecord) -> str:
     """How a child ended, in words: ``rc=1``, ``killed by SIGSEGV``, ``timed out after 30.0 s``.
 
     A child that never printed pytest's summary line is named as crashed, since its own
     output then ends mid-run and would otherwise look like a cut log.
     """
-    signal = _text(child, "signal")
-    returncode = child.get("returncode")
-    if child.get("not_run"):
-        return _text(child, "not_run")  # it never started: there is no exit to describe
-    if child.get("timed_out"):
+    signal = child.text("signal")
+    returncode = child.raw.get("returncode")
+    if child.raw.get("not_run"):
+        return child.text("not_run")  # it never started: there is no exit to describe
+    if child.raw.get("timed_out"):
         ending = f"timed out after {_seconds(child)}"
         if signal:
             ending += f", stopped with {signal}"
@@ -75,15 +72,15 @@ def describe_exit(child: Record) -> str:
         ending = "rc=? (no exit status recorded)"
     else:
         ending = f"rc={returncode}"
-    if child.get("reached_summary") is False:
+    if child.raw.get("reached_summary") is False:
         ending += ", crashed before pytest's summary line"
     return ending
 
 
-def devices_text(child: Record) -> str:
-    if child.get("not_run"):
+def devices_text(child: ChildRecord) -> str:
+    if child.raw.get("not_run"):
         return "none (never started)"
-    devices = child.get("devices")
+    devices = child.raw.get("devices")
     if isinstance(devices, list | tuple):
         return ",".join(map(str, devices)) or "?"
     return "?" if devices is None else str(devices)
@@ -96,7 +93,7 @@ def render_resource_failures(
     failed = failed_children(children)
     if not failed:
         return ""
-    phases = {str(child.get("phase") or "resource") for child in failed}
+    phases = {child.phase or "resource" for child in failed}
     where = "Resource phase" if phases == {"resource"} else f"phase {', '.join(sorted(phases))}"
     lines = [f"*** {where} failed: {len(failed)} child job(s) ***", ""]
     for number, child in enumerate(failed, 1):
@@ -105,15 +102,15 @@ def render_resource_failures(
     return "\n".join(lines)
 
 
-def _child_block(number: int, child: Record, tail_lines: int) -> list[str]:
-    label = _text(child, "label") or "?"
+def _child_block(number: int, child: ChildRecord, tail_lines: int) -> list[str]:
+    label = child.text("label") or "?"
     lines = [f"{number}) {label}: {describe_exit(child)}"]
-    if child.get("nodeid"):
-        lines.append(f"  test: {child['nodeid']}")
+    if child.raw.get("nodeid"):
+        lines.append(f"  test: {child.raw['nodeid']}")
     lines.append(f"  devices: {devices_text(child)}, duration: {_seconds(child)}")
-    log = _text(child, "log")
+    log = child.text("log")
     lines.append(f"  log: {log or '(none recorded)'}")
-    tail = _text(child, "tail")
+    tail = child.text("tail")
     return lines + tail_block(tail, tail_lines, log, indent="  ", empty="(none captured)")
 
 
@@ -137,13 +134,8 @@ def tail_block(
     return [header] + [f"{_INDENT}{line}" for line in shown]
 
 
-def _seconds(child: Record) -> str:
-    duration = child.get("duration_s")
+def _seconds(child: ChildRecord) -> str:
+    duration = child.raw.get("duration_s")
     if isinstance(duration, int | float) and not isinstance(duration, bool):
         return f"{duration:.1f} s"
     return "? s"
-
-
-def _text(record: Record, key: str) -> str:
-    value: Any = record.get(key)
-    return "" if value is None else str(value)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from simpler.contract import EXIT_FAILED, EXIT_NO_TESTS, EXIT_OK, OUTCOME_ORDER
 from simpler.reporting.completeness import Completeness, Emptiness, completeness_of, early_stops
-from simpler.reporting.failure_block import failures_section, record_text
+from simpler.reporting.failure_block import failures_section
 from simpler.reporting.last_screen import last_screen
 from simpler.reporting.quarantine_block import (
     QuarantineLine,
@@ -192,7 +192,7 @@ def _failed_children_in(phase: PhaseAccount, summary: Summary) -> int:
     return sum(
         1
         for f in summary.failures
-        if f.kind == "child" and f.child is not None and record_text(f.child, "phase") == phase.name
+        if f.kind == "child" and f.child is not None and f.child.text("phase") == phase.name
     )
 
 

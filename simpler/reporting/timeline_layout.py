@@ -16,7 +16,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from simpler.reporting.nodeids import class_of
-from simpler.reporting.report_file import Record
+from simpler.reporting.records import (
+    ChildRecord,
+    LifecycleRecord,
+    PhaseRecord,
+    QuarantineRecord,
+    Record,
+    TestRecord,
+)
 from simpler.reporting.resource_block import child_failed, describe_exit, devices_text
 
 __all__ = [
@@ -128,9 +135,11 @@ def build_timeline(records: Sequence[Record]) -> Timeline:
     timeline.markers = _markers(timed, shift)
     timeline.bands = _bands(timed, shift, ends)
     timeline.phases = [
-        PhaseMark(_run(r), _ts(r) + shift[_run(r)], str(r.get("phase") or "?"), str(r["event"]))
+        PhaseMark(
+            _run(r), _ts(r) + shift[_run(r)], str(r.raw.get("phase") or "?"), str(r.raw["event"])
+        )
         for r in timed
-        if r.get("type") == "phase" and r.get("event") in ("start", "end")
+        if isinstance(r, PhaseRecord) and (r.is_start or r.is_end)
     ]
     used = {bar.lane for bar in timeline.bars} | {m.lane for m in timeline.markers}
     timeline.lanes = sorted(used | {band.lane for band in timeline.bands})
@@ -145,7 +154,7 @@ def _run_bounds(records: Iterable[Record]) -> tuple[dict[str, float], dict[str, 
     ends: dict[str, float] = {}
     for record in records:
         run, ts = _run(record), _ts(record)
-        drawn = record.get("type") in ("test", "child")
+        drawn = isinstance(record, TestRecord | ChildRecord)
         origins[run] = min(origins.get(run, ts), ts - _duration(record) if drawn else ts)
         ends[run] = max(ends.get(run, ts), ts)
     return origins, ends
@@ -154,9 +163,9 @@ def _run_bounds(records: Iterable[Record]) -> tuple[dict[str, float], dict[str, 
 def _class_bars(records: Iterable[Record], shift: dict[str, float]) -> list[Bar]:
     streams: dict[tuple[str, int, str], list[Record]] = defaultdict(list)
     for record in records:
-        device = _device(record.get("device"))
-        if record.get("type") == "test" and device is not None and record.get("nodeid"):
-            streams[(_run(record), device, str(record.get("phase") or ""))].append(record)
+        device = _device(record.raw.get("device"))
+        if isinstance(record, TestRecord) and device is not None and record.nodeid:
+            streams[(_run(record), device, str(record.raw.get("phase") or ""))].append(record)
     return [
         _class_bar((run, device), phase, segment, shift[run])
         for (run, device, phase), tests in streams.items()
@@ -181,19 +190,19 @@ def _segments(tests: list[Record]) -> list[list[Record]]:
 
 
 def _segment_key(test: Record) -> tuple[str, object]:
-    return class_of(str(test["nodeid"])), test.get("attempt")
+    return class_of(str(test.raw["nodeid"])), test.raw.get("attempt")
 
 
 def _class_bar(lane: LaneKey, phase: str, tests: list[Record], shift: float) -> Bar:
     name, attempt = _segment_key(tests[0])
     start = min(_ts(t) - _duration(t) for t in tests) + shift
     end = max(_ts(t) for t in tests) + shift
-    outcomes = Counter(str(t.get("outcome") or "unknown") for t in tests)
+    outcomes = Counter(str(t.raw.get("outcome") or "unknown") for t in tests)
     worst = min(outcomes, key=lambda o: WORST_FIRST.index(o) if o in WORST_FIRST else -1)
     counts = ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items(), key=lambda p: -p[1]))
     tried = f" (attempt {attempt})" if isinstance(attempt, int) and attempt > 1 else ""
     lines = [name + tried, f"{worst}: {counts}", _where(lane, phase, start, end)]
-    lines += [_device_error(t) for t in tests if t.get("rc") is not None][:_SHOWN_ERRORS]
+    lines += [_device_error(t) for t in tests if t.raw.get("rc") is not None][:_SHOWN_ERRORS]
     colour = worst if worst in WORST_FIRST else "error"  # an unknown verdict is no pass
     return Bar(lane, start, end, "class", colour, _short(name), "\n".join(lines))
 
@@ -201,18 +210,18 @@ def _class_bar(lane: LaneKey, phase: str, tests: list[Record], shift: float) -> 
 def _child_bars(records: Iterable[Record], shift: dict[str, float]) -> list[Bar]:
     bars = []
     for record in records:
-        if record.get("type") != "child":
+        if not isinstance(record, ChildRecord):
             continue
         run, end = _run(record), _ts(record) + shift[_run(record)]
         start = end - _duration(record)
-        label = str(record.get("label") or record.get("nodeid") or "?")
-        killed = bool(record.get("timed_out")) or bool(record.get("signal"))
+        label = str(record.raw.get("label") or record.raw.get("nodeid") or "?")
+        killed = bool(record.raw.get("timed_out")) or bool(record.raw.get("signal"))
         failed = "child_failed" if child_failed(record) else "child_ok"
         colour = "child_killed" if killed else failed
         ending = f"{describe_exit(record)} · devices {devices_text(record)}"
-        where = _where(None, str(record.get("phase") or ""), start, end)
+        where = _where(None, str(record.raw.get("phase") or ""), start, end)
         tooltip = f"child {label}\n{ending}\n{where}"
-        for device in _devices(record.get("devices")):
+        for device in _devices(record.raw.get("devices")):
             bars.append(Bar((run, device), start, end, "child", colour, _short(label), tooltip))
     return bars
 
@@ -236,10 +245,10 @@ def _markers(records: Iterable[Record], shift: dict[str, float]) -> list[Marker]
     markers: list[Marker] = []
     previous: dict[tuple[str, str], tuple[str, int]] = {}  # (run, worker) -> (dest, index)
     for record in records:
-        if record.get("type") != "lifecycle":
+        if not isinstance(record, LifecycleRecord):
             continue
-        dest, device = str(record.get("dest")), _lifecycle_device(record)
-        run, worker = _run(record), str(record.get("worker") or "")
+        dest, device = str(record.raw.get("dest")), _lifecycle_device(record)
+        run, worker = _run(record), str(record.raw.get("worker") or "")
         if dest not in MARKER_KINDS or device is None:
             previous.pop((run, worker), None)  # healthy, closed: what follows is a new event
             continue
@@ -249,17 +258,17 @@ def _markers(records: Iterable[Record], shift: dict[str, float]) -> list[Marker]
             markers[index] = replace(markers[index], count=markers[index].count + 1)
             continue
         previous[(run, worker)] = (dest, len(markers))
-        details = [f"{key}: {record[key]}" for key in _MARKER_DETAILS if record.get(key)]
-        if record.get("rc") is not None:
+        details = [f"{key}: {record.raw[key]}" for key in _MARKER_DETAILS if record.raw.get(key)]
+        if record.raw.get("rc") is not None:
             details.append(_device_error(record))
         markers.append(Marker((run, device), at, dest, "\n".join(details)))
     return markers
 
 
 def _lifecycle_device(record: Record) -> int | None:
-    device = _device(record.get("device"))
+    device = _device(record.raw.get("device"))
     if device is None:  # older records name the device only inside the worker id
-        found = _DEVICE_IN_WORKER.search(str(record.get("worker") or ""))
+        found = _DEVICE_IN_WORKER.search(str(record.raw.get("worker") or ""))
         device = int(found.group(1)) if found else None
     return device
 
@@ -269,12 +278,12 @@ def _bands(
 ) -> list[Band]:
     bands = []
     for record in records:
-        if record.get("type") != "quarantine":
+        if not isinstance(record, QuarantineRecord):
             continue
         run = _run(record)
         start, end = _ts(record) + shift[run], ends[run] + shift[run]
-        reason = record.get("reason") or "no reason recorded"
-        for device in _devices(record.get("devices")):
+        reason = record.raw.get("reason") or "no reason recorded"
+        for device in _devices(record.raw.get("devices")):
             tooltip = f"dev {device} quarantined from {start:.2f} s to the end of the run: {reason}"
             bands.append(Band((run, device), start, end, tooltip))
     return bands
@@ -311,9 +320,9 @@ def _where(lane: LaneKey | None, phase: str, start: float, end: float) -> str:
 
 
 def _device_error(record: Record) -> str:
-    test = str(record.get("nodeid") or "").rsplit("::", 1)[-1]
-    where = f" at {record['where']}" if record.get("where") else ""
-    return f"{test + ': ' if test else ''}rc {record.get('rc')}{where}"
+    test = str(record.raw.get("nodeid") or "").rsplit("::", 1)[-1]
+    where = f" at {record.raw['where']}" if record.raw.get("where") else ""
+    return f"{test + ': ' if test else ''}rc {record.raw.get('rc')}{where}"
 
 
 def _short(name: str) -> str:
@@ -332,7 +341,7 @@ def _device(value: object) -> int | None:
 
 
 def _run(record: Record) -> str:
-    return str(record.get("run") or "")
+    return str(record.raw.get("run") or "")
 
 
 def _ts(record: Record) -> float:
@@ -344,5 +353,5 @@ def _duration(record: Record) -> float:
 
 
 def _number(record: Record, key: str) -> float | None:
-    value = record.get(key)
+    value = record.raw.get(key)
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

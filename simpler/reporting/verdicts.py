@@ -10,8 +10,15 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from simpler.contract import GREEN_OUTCOMES, PASSING_OUTCOMES, PHASE_ORDER
-from simpler.reporting.report_file import Record
+from simpler.contract import GREEN_OUTCOMES, PASSING_OUTCOMES, PHASE_ORDER, phase_rank
+from simpler.reporting.records import (
+    ChildRecord,
+    LifecycleRecord,
+    PhaseRecord,
+    PoisonSkipRecord,
+    Record,
+    TestRecord,
+)
 
 __all__ = [
     "Analysis",
@@ -35,8 +42,8 @@ class Verdict:
     outcome: str
     phase: str
     attempt: int
-    record: Record  # the test record that decided it, or the poison_skip registration
-    registration: Record | None = None  # the latest poison_skip record for this node id
+    record: TestRecord | PoisonSkipRecord  # the test record that decided it, or the registration
+    registration: PoisonSkipRecord | None = None  # the latest poison_skip record for this node id
 
     @property
     def green(self) -> bool:
@@ -49,7 +56,7 @@ class Verdict:
     @property
     def quarantined(self) -> bool:
         """Its deciding record says a test quarantine covered it: it does not gate."""
-        return self.record.get("quarantined") is True
+        return self.record.quarantined
 
 
 @dataclass(frozen=True)
@@ -78,7 +85,7 @@ class Failure:
     kind: str  # "test", "child" or "phase"
     nodeid: str = ""
     verdict: Verdict | None = None
-    child: Record | None = None  # the failed child job (also attached to a failed test)
+    child: ChildRecord | None = None  # the failed child job (also attached to a failed test)
     phase: PhaseAccount | None = None
 
     @property
@@ -87,7 +94,7 @@ class Failure:
         before its test wrote a record), the child's record, which the orchestrator marks."""
         if self.verdict is not None:
             return self.verdict.quarantined
-        return self.child is not None and self.child.get("quarantined") is True
+        return self.child is not None and self.child.quarantined
 
 
 @dataclass(frozen=True)
@@ -115,9 +122,9 @@ def select_latest_runs(records_by_file: Sequence[Sequence[Record]]) -> list[Reco
     """
     selected: list[Record] = []
     for records in records_by_file:
-        latest = next((run for run in map(_run_of, reversed(records)) if run), "")
+        latest = next((r.run for r in reversed(records) if r.run), "")
         # No run id at all (plain pytest, outside ``simpler run``): the file is one run.
-        selected.extend(r for r in records if not latest or _run_of(r) == latest)
+        selected.extend(r for r in records if not latest or r.run == latest)
     return selected
 
 
@@ -128,7 +135,7 @@ def analyze(records: Sequence[Record]) -> Analysis:
     phases = _account_phases(by_phase, per_phase)
     failures = _find_failures(records, verdicts, phases)
     return Analysis(
-        runs=list(dict.fromkeys(run for run in map(_run_of, records) if run)),
+        runs=list(dict.fromkeys(r.run for r in records if r.run)),
         verdicts=verdicts,
         phases=phases,
         failures=[f for f in failures if not f.quarantined],
@@ -149,33 +156,36 @@ def _group_by_phase(records: Iterable[Record]) -> dict[str, list[Record]]:
     """Records per phase, each list in file (time) order; one pass over a large report."""
     groups: dict[str, list[Record]] = {}
     for record in records:
-        groups.setdefault(_text(record, "phase"), []).append(record)
+        groups.setdefault(record.phase, []).append(record)
     return groups
 
 
 def _decide_within_phase(records: list[Record]) -> dict[str, Verdict]:
     # The hot loop of a large report: keep the winning record per node id, and build
     # a Verdict only for the winners.
-    winners: dict[str, Record] = {}
+    winners: dict[str, TestRecord | PoisonSkipRecord] = {}
     for record in records:
-        kind = record.get("type")
-        if kind != "test" and kind != "poison_skip":
+        if not isinstance(record, TestRecord | PoisonSkipRecord):
             continue
-        nodeid = record.get("nodeid")
-        if not nodeid or not isinstance(nodeid, str):
+        nodeid = record.nodeid
+        if not nodeid:
             continue
         current = winners.get(nodeid)
-        if current is not None and kind == "test" and _skip_hides_registration(record, current):
+        if (
+            current is not None
+            and isinstance(record, TestRecord)
+            and _skip_hides_registration(record, current)
+        ):
             continue
         winners[nodeid] = record
     return {nodeid: _verdict_of(nodeid, record) for nodeid, record in winners.items()}
 
 
-def _skip_hides_registration(new: Record, old: Record) -> bool:
+def _skip_hides_registration(new: TestRecord, old: TestRecord | PoisonSkipRecord) -> bool:
     # A poison-skipped test may also reach pytest as a plain skip in the same phase; that
     # skip must not erase the registration, or the test would lose its verdict silently.
-    poisoned = old.get("type") == "poison_skip" or old.get("outcome") == "poison_skipped"
-    return new.get("outcome") == "skipped" and poisoned
+    poisoned = isinstance(old, PoisonSkipRecord) or old.outcome == "poison_skipped"
+    return new.outcome == "skipped" and poisoned
 
 
 def _merge_phases(
@@ -184,29 +194,27 @@ def _merge_phases(
     # Shard files may be merged in any order, yet a retry record must still supersede the
     # L2 record of the test it re-ran: a later phase always wins over an earlier one.
     verdicts: dict[str, Verdict] = {}
-    for name in sorted(per_phase, key=_phase_rank_of_name):
+    for name in sorted(per_phase, key=phase_rank):
         verdicts.update(per_phase[name])
-    registrations = {_text(r, "nodeid"): r for r in records if r.get("type") == "poison_skip"}
+    registrations = {r.nodeid: r for r in records if isinstance(r, PoisonSkipRecord)}
     for nodeid, registration in registrations.items():
         if nodeid in verdicts:
             verdicts[nodeid] = replace(verdicts[nodeid], registration=registration)
     return verdicts
 
 
-def _verdict_of(nodeid: str, record: Record) -> Verdict:
-    outcome = "poison_skipped" if record["type"] == "poison_skip" else _text(record, "outcome")
-    attempt = _int(record, "attempt")
+def _verdict_of(nodeid: str, record: TestRecord | PoisonSkipRecord) -> Verdict:
+    if isinstance(record, PoisonSkipRecord):
+        outcome, attempt = "poison_skipped", None
+    else:
+        outcome, attempt = record.outcome, record.attempt
     return Verdict(
         nodeid=nodeid,
         outcome=outcome or "unknown",
-        phase=_text(record, "phase"),
+        phase=record.phase,
         attempt=attempt if attempt is not None else 1,
         record=record,
     )
-
-
-def _phase_rank_of_name(phase: str) -> int:
-    return PHASE_ORDER.index(phase) if phase in PHASE_ORDER else 0
 
 
 def _account_phases(
@@ -216,48 +224,46 @@ def _account_phases(
     seen = [
         name
         for name, group in by_phase.items()
-        if any(r.get("type") in ("phase", "test") for r in group)
+        if any(isinstance(r, PhaseRecord | TestRecord) for r in group)
     ]
     ordered = [p for p in PHASE_ORDER if p in seen] + [p for p in seen if p not in PHASE_ORDER]
     return [_account_phase(name, by_phase[name], per_phase[name]) for name in ordered]
 
 
 def _account_phase(name: str, records: list[Record], verdicts: dict[str, Verdict]) -> PhaseAccount:
-    ends = [r for r in records if r.get("type") == "phase" and r.get("event") == "end"]
+    ends = [r for r in records if isinstance(r, PhaseRecord) and r.is_end]
     counts = Counter(verdict.outcome for verdict in verdicts.values())
     from_end = not counts
     if from_end:
         for end in ends:
-            counts.update(_counts_of(end))
-    returncodes = [rc for rc in (_int(end, "returncode") for end in ends) if rc is not None]
+            counts.update(end.counts)
+    returncodes = [end.returncode for end in ends if end.returncode is not None]
     return PhaseAccount(
         name=name,
         counts=dict(counts),
         counts_from_end_record=from_end and bool(counts),
         unfinished_runs=() if name in READER_PHASES else _unfinished_runs(records),
         returncode=max(returncodes, key=abs) if returncodes else None,
-        duration_s=sum(_float(end, "duration_s") for end in ends),
-        errors=tuple(_text(end, "error") for end in ends if end.get("error")),
-        interrupted=tuple(_text(end, "interrupted") for end in ends if end.get("interrupted")),
-        not_started=tuple(_text(end, "not_started") for end in ends if end.get("not_started")),
-        deadline=tuple(_text(end, "deadline") for end in ends if end.get("deadline")),
-        children=next((_text(end, "children") for end in ends if end.get("children")), ""),
+        duration_s=sum(end.duration_s for end in ends),
+        errors=_texts(ends, "error"),
+        interrupted=_texts(ends, "interrupted"),
+        not_started=_texts(ends, "not_started"),
+        deadline=_texts(ends, "deadline"),
+        children=next(iter(_texts(ends, "children")), ""),
     )
+
+
+def _texts(ends: list[PhaseRecord], key: str) -> tuple[str, ...]:
+    """The non-empty values of an optional text field of the phase's end records."""
+    return tuple(text for text in (end.text(key) for end in ends) if text)
 
 
 def _unfinished_runs(phase_records: list[Record]) -> tuple[str, ...]:
     balance: Counter[str] = Counter()
     for record in phase_records:
-        if record.get("type") == "phase":
-            balance[_run_of(record)] += {"start": 1, "end": -1}.get(_text(record, "event"), 0)
+        if isinstance(record, PhaseRecord):
+            balance[record.run] += {"start": 1, "end": -1}.get(record.event, 0)
     return tuple(run for run, open_starts in balance.items() if open_starts > 0)
-
-
-def _counts_of(end_record: Record) -> Counter[str]:
-    counts = end_record.get("counts")
-    if not isinstance(counts, dict):
-        return Counter()
-    return Counter({str(k): v for k, v in counts.items() if isinstance(v, int) and v > 0})
 
 
 def _find_failures(
@@ -274,9 +280,9 @@ def _find_failures(
         # A child whose test passed (or was recovered later) is not a failure; one whose
         # test never reported (it crashed first) or only skipped must not pass for green.
         if verdict is None or verdict.outcome not in PASSING_OUTCOMES:
-            failures.append(Failure("child", _text(child, "nodeid"), verdict=verdict, child=child))
+            failures.append(Failure("child", child.nodeid, verdict=verdict, child=child))
     # A child that failed or never started explains its phase's red exit: one cause, one entry.
-    explained = {_text(f.child, "phase") for f in failures if f.child is not None}
+    explained = {f.child.phase for f in failures if f.child is not None}
     failures += [
         Failure("phase", phase=phase)
         for phase in phases
@@ -285,18 +291,13 @@ def _find_failures(
     return failures
 
 
-def _failed_children(records: Sequence[Record]) -> dict[str, Record]:
+def _failed_children(records: Sequence[Record]) -> dict[str, ChildRecord]:
     """The last child record per node id (or label), where that last one failed."""
-    last: dict[str, Record] = {}
+    last: dict[str, ChildRecord] = {}
     for record in records:
-        if record.get("type") == "child":
-            last[_text(record, "nodeid") or f"child:{_text(record, 'label')}"] = record
-    return {key: child for key, child in last.items() if _child_failed(child)}
-
-
-def _child_failed(child: Record) -> bool:
-    # A missing returncode means nobody saw the child exit cleanly: that is not success.
-    return child.get("returncode") != 0 or bool(child.get("timed_out")) or bool(child.get("signal"))
+        if isinstance(record, ChildRecord):
+            last[record.nodeid or f"child:{record.label}"] = record
+    return {key: child for key, child in last.items() if child.failed}
 
 
 def _unexplained_failure(phase: PhaseAccount) -> bool:
@@ -318,31 +319,12 @@ def _unexplained_failure(phase: PhaseAccount) -> bool:
 def _lifecycle_paths(records: Sequence[Record]) -> dict[tuple[str, str], list[str]]:
     paths: dict[tuple[str, str], list[str]] = {}
     for record in records:
-        if record.get("type") != "lifecycle":
+        if not isinstance(record, LifecycleRecord):
             continue
-        path = paths.setdefault((_run_of(record), _text(record, "worker")), [])
-        source, dest = _text(record, "source"), _text(record, "dest")
+        path = paths.setdefault((record.run, record.worker), [])
+        source, dest = record.source, record.dest
         if source and (not path or path[-1] != source):
             path.append(source)
         if dest:
             path.append(dest)
     return paths
-
-
-def _run_of(record: Record) -> str:
-    return _text(record, "run")
-
-
-def _text(record: Record, key: str) -> str:
-    value = record.get(key)
-    return "" if value is None else str(value)
-
-
-def _int(record: Record, key: str) -> int | None:
-    value = record.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _float(record: Record, key: str) -> float:
-    value = record.get(key)
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0

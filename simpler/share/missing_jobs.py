@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simpler.contract import EXIT_FAILED
-from simpler.reporting.report_file import Record
+from simpler.reporting.records import PhaseRecord, Record
 from simpler.reporting.summary import Ruling
 from simpler.share.plan_file import load_suite_plan
 
@@ -57,9 +57,9 @@ def missing_jobs(records: Iterable[Record], expected: Sequence[ExpectedJob]) -> 
         return []  # no --plan: every summary would otherwise walk all its records for nothing
     reported: set[tuple[object, object]] = set()
     for record in records:
-        if record.get("type") == "phase" and record.get("shard"):
-            reported.add((record.get("platform"), record["shard"]))
-            reported.add((None, record["shard"]))
+        if isinstance(record, PhaseRecord) and record.shard:
+            reported.add((record.raw.get("platform"), record.shard))
+            reported.add((None, record.shard))
     return [job for job in expected if (job.platform, f"job {job.id}") not in reported]
 
 

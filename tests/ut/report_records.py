@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-Record = dict[str, Any]
+from simpler.reporting.records import Record, from_dict
 
 
 def record(kind: str, phase: str = "l2", run: str = "run-1", **fields: Any) -> Record:
-    return {"schema": 1, "run": run, "ts": 0.0, "phase": phase, "type": kind, **fields}
+    return from_dict({"schema": 1, "run": run, "ts": 0.0, "phase": phase, "type": kind, **fields})
 
 
 def result(nodeid: str, outcome: str, phase: str = "l2", **fields: Any) -> Record:

@@ -13,12 +13,13 @@ from bench_coverage import DEAD, measured_lines, module_lines, write_process_dat
 
 from simpler.coverage.accounts import RunData
 from simpler.coverage.combine import combine_runs
+from simpler.reporting.records import CoverageRecord
 
 
 def test_the_workload_combines_to_the_union_it_promises(tmp_path: Path) -> None:
     root, data_dir = tmp_path / "checkout", tmp_path / "checkout" / "coverage" / "bench"
     union = write_process_data(root, data_dir, processes=4)
-    run = RunData("bench", data_dir, str(root), {}, [])
+    run = RunData("bench", data_dir, str(root), CoverageRecord({}), [])
     assert len(run.data_files()) == 4  # named as a run's files are, or the combine skips them
 
     combined = combine_runs([run], tmp_path / "combined", root=str(root))

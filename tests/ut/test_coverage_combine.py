@@ -14,6 +14,7 @@ from coverage import CoverageData
 from simpler.coverage.accounts import RunData
 from simpler.coverage.combine import combine_runs
 from simpler.coverage.reports import CoverageResult
+from simpler.reporting.records import CoverageRecord
 
 
 def _data_file(folder: Path, label: str, pid: int, lines: dict[str, list[int]]) -> Path:
@@ -24,12 +25,13 @@ def _data_file(folder: Path, label: str, pid: int, lines: dict[str, list[int]]) 
     return Path(data.data_filename())
 
 
-def _process(label: str, pid: int) -> dict[str, object]:
-    return {"type": "coverage", "event": "process", "label": label, "pid": pid}
+def _process(label: str, pid: int) -> CoverageRecord:
+    return CoverageRecord({"type": "coverage", "event": "process", "label": label, "pid": pid})
 
 
-def _ended(label: str, pid: int, why: str | None) -> dict[str, object]:
-    return {"type": "coverage", "event": "ended", "label": label, "pid": pid, "why": why}
+def _ended(label: str, pid: int, why: str | None) -> CoverageRecord:
+    raw = {"type": "coverage", "event": "ended", "label": label, "pid": pid, "why": why}
+    return CoverageRecord(raw)
 
 
 def _lines(path: Path) -> dict[str, set[int]]:
@@ -52,7 +54,7 @@ def test_the_files_of_every_process_combine_and_each_is_accounted_for(tmp_path: 
         _ended("Resource child t", 13, "killed at the job timeout"),
         _ended("Resource child u", 14, "killed by SIGKILL"),  # died before it could say hello
     ]
-    run = RunData("run1", folder, "/src", {}, records)
+    run = RunData("run1", folder, "/src", CoverageRecord({}), records)
     combined = combine_runs([run], tmp_path / ".coverage", root="/src")
     assert _lines(tmp_path / ".coverage") == {"/src/lib.py": {1, 2, 3, 4}, "/src/child.py": {7}}
     assert combined.files_combined == 4 and combined.from_tests == 1
@@ -65,7 +67,7 @@ def test_an_earlier_run_and_a_stray_coverage_file_are_never_combined(tmp_path: P
     (tmp_path / ".coverage").write_bytes(b"stale")
     folder = tmp_path / "coverage" / "new"
     _data_file(folder, "L2_pass", 6, {"/src/new.py": [1]})
-    run = RunData("new", folder, "/src", {}, [_process("L2 pass", 6)])
+    run = RunData("new", folder, "/src", CoverageRecord({}), [_process("L2 pass", 6)])
     combine_runs([run], tmp_path / ".coverage", root="/src")
     assert _lines(tmp_path / ".coverage") == {"/src/new.py": {1}}
 
@@ -76,8 +78,8 @@ def test_another_checkouts_paths_map_onto_this_one_without_a_paths_section(tmp_p
     _data_file(job_a, "L2_pass", 1, {"/runner/one/work/proj/lib.py": [1]})
     _data_file(job_b, "L2_pass", 2, {"/home/two/proj/lib.py": [2]})
     runs = [
-        RunData("r", job_a, "/runner/one/work/proj", {}, [_process("L2 pass", 1)]),
-        RunData("r2", job_b, "/home/two/proj", {}, [_process("L2 pass", 2)]),
+        RunData("r", job_a, "/runner/one/work/proj", CoverageRecord({}), [_process("L2 pass", 1)]),
+        RunData("r2", job_b, "/home/two/proj", CoverageRecord({}), [_process("L2 pass", 2)]),
     ]
     combine_runs(runs, tmp_path / ".coverage", root="/here/proj")
     assert _lines(tmp_path / ".coverage") == {"/here/proj/lib.py": {1, 2}}
@@ -89,7 +91,7 @@ def test_a_damaged_data_file_is_named_and_the_rest_are_combined(tmp_path: Path) 
     torn = _data_file(folder, "Resource", 2, {"/src/lib.py": [2]})
     torn.write_bytes(b"SQLite format 3\x00 torn by a kill")
     records = [_process("L2 pass", 1), _process("Resource child t", 2)]
-    run = RunData("r", folder, "/src", {}, records)
+    run = RunData("r", folder, "/src", CoverageRecord({}), records)
     combined = combine_runs([run], tmp_path / ".coverage", root="/src")
     assert _lines(tmp_path / ".coverage") == {"/src/lib.py": {1}}
     assert [a.label for a in combined.lost] == ["Resource child t"]
@@ -111,7 +113,9 @@ def test_the_coverage_line_says_the_total_what_was_combined_and_whether_it_gates
 
 def test_many_lost_processes_are_capped_on_the_last_screen(tmp_path: Path) -> None:
     records = [_ended(f"Resource child t{i}", 100 + i, "killed by SIGKILL") for i in range(9)]
-    combined = combine_runs([RunData("r", tmp_path, "/src", {}, records)], tmp_path / ".coverage")
+    combined = combine_runs(
+        [RunData("r", tmp_path, "/src", CoverageRecord({}), records)], tmp_path / ".coverage"
+    )
     lines = CoverageResult(None, combined=combined).lines()
     assert len(lines) == 6 and lines[4] == "coverage: +5 more above"
     assert lines[-1].startswith("Coverage: no data, 0 processes combined, 9 lost")
@@ -127,6 +131,8 @@ def test_a_killed_process_whose_file_holds_no_line_is_lost_not_partial(tmp_path:
         _process("Resource child u", 8),
         _ended("Resource child u", 8, None),
     ]
-    combined = combine_runs([RunData("r", folder, "/src", {}, records)], tmp_path / ".coverage")
+    combined = combine_runs(
+        [RunData("r", folder, "/src", CoverageRecord({}), records)], tmp_path / ".coverage"
+    )
     assert [a.label for a in combined.lost] == ["Resource child t"]
     assert combined.partial == []

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from simpler.contract import EXIT_FAILED, EXIT_INFRA
+from simpler.reporting.records import PhaseRecord
 from simpler.reporting.summary import Ruling
 from simpler.share.missing_jobs import expected_jobs, missing_jobs, missing_ruling
 from simpler.usage import UsageError
@@ -22,8 +23,8 @@ def _plan(tmp_path: Path, platform: str, name: str = "plan.json") -> Path:
     return path
 
 
-def _start(shard: str, platform: str) -> dict[str, object]:
-    return {"type": "phase", "event": "start", "shard": shard, "platform": platform}
+def _start(shard: str, platform: str) -> PhaseRecord:
+    return PhaseRecord({"type": "phase", "event": "start", "shard": shard, "platform": platform})
 
 
 def test_a_job_counts_only_with_its_own_platforms_report(tmp_path: Path) -> None:

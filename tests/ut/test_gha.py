@@ -8,6 +8,7 @@ import pytest
 from report_records import child, phase_span, result
 
 from simpler.ci import gha
+from simpler.reporting.records import ChildRecord
 from simpler.reporting.summary import summarize
 from simpler.reporting.verdicts import Failure
 from simpler.scheduler.jobs import JobResult
@@ -153,7 +154,7 @@ def test_the_step_summary_has_the_verdict_a_failure_table_and_the_retried_lists(
         ),
     ]
     summary = summarize(records)
-    children = [r for r in records if r["type"] == "child"]
+    children = [r for r in records if isinstance(r, ChildRecord)]
     markdown = gha.step_summary_markdown(summary, children)
     assert markdown.startswith("## :x: simpler: ")
     assert "-&gt; exit 1" in markdown.splitlines()[0]

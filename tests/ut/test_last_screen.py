@@ -9,6 +9,7 @@ from report_records import Record, child, phase_span, record, result
 
 from simpler.ci import gha
 from simpler.reporting.last_screen import INDEX_CAP, LAST_SCREEN
+from simpler.reporting.records import from_dict
 from simpler.reporting.summary import Ruling, Summary, summarize
 
 FILE = "tests/st/test_k.py"
@@ -26,7 +27,7 @@ def last_screen(summary: Summary) -> list[str]:
 def planned_span(phase: str, planned: list[str], *inner: Record, **plan: Any) -> list[Record]:
     """A phase whose start record carries its plan, as ``simpler run`` writes it."""
     records = phase_span(phase, *inner)
-    records[0] = {**records[0], "planned": planned, **plan}
+    records[0] = from_dict({**records[0].raw, "planned": planned, **plan})
     return records
 
 
@@ -119,10 +120,10 @@ def test_tests_that_use_no_device_do_not_count_toward_the_device_skips() -> None
     plain = skipped(3, "no network", prefix="test_plain")
     records = planned_span(
         "l2",
-        [r["nodeid"] for r in (*ran, *plain)],
+        [r.raw["nodeid"] for r in (*ran, *plain)],
         *ran,
         *plain,
-        no_device=[r["nodeid"] for r in plain],
+        no_device=[r.raw["nodeid"] for r in plain],
         selected=5,
     )
     assert "by reason" not in summarize(records).text  # 0 of 2 device tests skipped
@@ -142,7 +143,7 @@ def test_planned_tests_not_run_are_counted_named_and_never_green() -> None:
     planned = [f"{FILE}::test_{i}" for i in range(4)]
     end = record("phase", "l2", event="end", counts={}, returncode=1, interrupted="SIGINT")
     records = [
-        {**record("phase", "l2", event="start"), "planned": planned, "selected": 4},
+        record("phase", "l2", event="start", planned=planned, selected=4),
         result(planned[0], "passed"),
         end,
     ]
@@ -192,9 +193,9 @@ def test_every_failure_is_in_the_last_40_lines_however_long_the_tracebacks() -> 
 
 def test_the_index_is_capped_at_30_and_the_whole_tail_fits_one_screen() -> None:
     failures = loud_failures(INDEX_CAP + 5)
-    planned = [r["nodeid"] for r in failures] + [f"{FILE}::test_lost_{i}" for i in range(9)]
+    planned = [r.raw["nodeid"] for r in failures] + [f"{FILE}::test_lost_{i}" for i in range(9)]
     skips = [s for i in range(20) for s in skipped(3, f"reason {i:02}", f"t{i}_")]
-    records = planned_span("l2", planned + [s["nodeid"] for s in skips], *failures, *skips)
+    records = planned_span("l2", planned + [s.raw["nodeid"] for s in skips], *failures, *skips)
     summary = summarize(records)
     lines = summary.text.rstrip("\n").splitlines()
     tail = lines[lines.index(next(x for x in lines if x.startswith("Skipped: "))) :]

@@ -19,6 +19,7 @@ from simpler.orchestrator import run as run_module
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.leftovers import leftover_lines
 from simpler.orchestrator.signals import Interrupted, signals_raise_interrupted
+from simpler.reporting.records import from_dict
 from simpler.scheduler.reaper import is_child_subreaper
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
@@ -130,17 +131,19 @@ def test_a_leftover_that_ignores_sigterm_gets_sigkill_and_kept_processes_are_spa
 
 def test_the_summary_names_every_leftover_and_the_test_that_started_it() -> None:
     process = {"pid": 42, "name": "sleep", "cmdline": "sleep 600", "signal": "SIGTERM"}
-    records: list[dict[str, object]] = [
-        {"type": "leftover", "processes": [{**process, "test": "t.py::test_a"}]},
-        {"type": "leftover", "processes": [{**process, "pid": 43, "name": "srv", "test": None}]},
-        {"type": "quarantine", "devices": [1]},
-        {"type": "leftover", "processes": "not a list"},
+    records = [
+        from_dict({"type": "leftover", "processes": [{**process, "test": "t.py::test_a"}]}),
+        from_dict(
+            {"type": "leftover", "processes": [{**process, "pid": 43, "name": "srv", "test": None}]}
+        ),
+        from_dict({"type": "quarantine", "devices": [1]}),
+        from_dict({"type": "leftover", "processes": "not a list"}),
     ]
     assert leftover_lines(records) == [
         "*** 2 leftover process(es) killed: sleep (42), srv (43) ***",
         "  sleep (42) was started during t.py::test_a: sleep 600",
     ]
-    assert leftover_lines([{"type": "test"}]) == []
+    assert leftover_lines([from_dict({"type": "test"})]) == []
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from junitparser.xunit2 import JUnitXml
-from report_records import child, phase_span, result
+from report_records import child, phase_span, record, result
 
 from simpler.ci.quarantine_markup import quarantine_markdown, quarantine_warnings
 from simpler.reporting.junit import write_junit
@@ -110,7 +110,8 @@ def test_a_quarantined_resource_child_that_crashed_before_its_record_does_not_ga
         *phase_span("l2", result(OTHER, "passed")),
         *phase_span("resource", crashed),
     ]
-    records[-1]["returncode"] = 1  # the phase went red with it: the child explains it
+    # The phase went red with it: the child explains it.
+    records[-1] = record("phase", "resource", event="end", counts={}, returncode=1, duration_s=1.0)
     summary = summarize(records, test_quarantine=QUARANTINE)
     assert summary.exit_code == 0, summary.text
     assert f"  {BROKEN}: killed by SIGSEGV" in summary.text

@@ -15,6 +15,7 @@ from simpler.orchestrator.run_identity import run_id_for
 from simpler.reporting import follow, report_file
 from simpler.reporting.follow import ReportFollower, latest_run
 from simpler.reporting.prune import prune_before
+from simpler.reporting.records import Record
 
 
 def _append(path: Path, data: bytes) -> None:
@@ -34,19 +35,19 @@ def _history(path: Path, runs: int, per_run: int) -> None:
                 stream.write(_line(f"old-{run}", f"t.py::test_{index}", ts=float(run)))
 
 
-def _nodeids(records: list[dict[str, Any]]) -> list[str]:
-    return [r["nodeid"] for r in records]
+def _nodeids(records: list[Record]) -> list[str]:
+    return [r.raw["nodeid"] for r in records]
 
 
 def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every line the follower hands to the JSON parser."""
     parsed: list[str] = []
 
-    def counting(line: str) -> dict[str, Any] | None:
+    def counting(line: str) -> Record | None:
         parsed.append(line)
-        return report_file.parse_line(line)
+        return report_file.parse_record(line)
 
-    monkeypatch.setattr(follow, "parse_line", counting)
+    monkeypatch.setattr(follow, "parse_record", counting)
     return parsed
 
 

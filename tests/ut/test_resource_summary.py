@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from report_records import child
+from report_records import child, record
 
 from simpler.reporting.resource_block import (
     describe_exit,
@@ -64,14 +64,14 @@ def test_only_the_latest_record_per_label_counts() -> None:
     failed_then_passed = [child(returncode=1), child(returncode=0)]
     passed_then_failed = [child(label="b"), child(label="b", returncode=3)]
     assert failed_children(failed_then_passed) == []
-    assert [c["returncode"] for c in failed_children(passed_then_failed)] == [3]
+    assert [c.returncode for c in failed_children(passed_then_failed)] == [3]
     assert "*** Resource phase failed: 1 child job(s) ***" in render_resource_failures(
         failed_then_passed + passed_then_failed
     )
 
 
 def test_other_record_types_in_a_whole_report_are_ignored() -> None:
-    test_record = {"type": "test", "nodeid": "x", "outcome": "failed", "label": "two_cards"}
+    test_record = record("test", nodeid="x", outcome="failed", label="two_cards")
     assert latest_children([child(returncode=2), test_record]) == [child(returncode=2)]
 
 

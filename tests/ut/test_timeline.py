@@ -10,17 +10,19 @@ from typing import Any
 
 import pytest
 
+from simpler.reporting.records import Record, from_dict
 from simpler.reporting.timeline import OUTCOME_COLOURS, TimelineUnwritable, render_timeline
 from simpler.reporting.timeline_layout import CHAR_EM
 
-Record = dict[str, Any]
 NS = "{http://www.w3.org/2000/svg}"
 T0 = 1_700_000_000.0
 RUN = "run-a"
 
 
 def record(kind: str, at: float, phase: str = "l2", run: str = RUN, **fields: Any) -> Record:
-    return {"schema": 1, "run": run, "ts": T0 + at, "phase": phase, "type": kind, **fields}
+    return from_dict(
+        {"schema": 1, "run": run, "ts": T0 + at, "phase": phase, "type": kind, **fields}
+    )
 
 
 def result(nodeid: str, outcome: str, at: float, device: int | None, **fields: Any) -> Record:
@@ -86,7 +88,7 @@ def a_run(run: str = RUN) -> list[Record]:
         result("g.py::TestHang::test_spin", "flaky", 8.0, 0, phase="retry", attempt=2),
         phase("retry", "end", 8.5),
     ]
-    return [{**r, "run": run} for r in records]
+    return [from_dict({**r.raw, "run": run}) for r in records]
 
 
 def drawn(tmp_path: Path, records: list[Record], name: str = "timeline.svg") -> ET.Element:
@@ -250,7 +252,7 @@ def test_phase_boundaries_are_faint_lines_named_once(tmp_path: Path) -> None:
 
 
 def test_merged_runs_get_lanes_of_their_own_each_starting_at_zero(tmp_path: Path) -> None:
-    later = [{**r, "ts": r["ts"] + 5000} for r in a_run("shard-2")]
+    later = [from_dict({**r.raw, "ts": r.raw["ts"] + 5000}) for r in a_run("shard-2")]
     svg = drawn(tmp_path, [*later, *a_run("shard-1")])
     lanes = [g.findtext(f"{NS}text") for g in groups(svg, "lane")]
     assert lanes == ["shard-1 · dev 0", "shard-1 · dev 1", "shard-2 · dev 0", "shard-2 · dev 1"]
@@ -311,7 +313,7 @@ def test_text_from_test_output_cannot_break_the_file(tmp_path: Path) -> None:
 
 def test_records_without_time_or_device_are_left_out(tmp_path: Path) -> None:
     records = [
-        {**result("f.py::TestA::test", "passed", 1.0, 0), "ts": "soon"},
+        from_dict({**result("f.py::TestA::test", "passed", 1.0, 0).raw, "ts": "soon"}),
         result("f.py::TestB::test", "passed", 1.0, None),
         result("f.py::TestC::test", "passed", 1.0, 0),
     ]
