@@ -15,22 +15,16 @@ import secrets
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from simpler.ci import step_summary
 from simpler.ci.step_summary import STEP_SUMMARY_LIMIT, StepSummaryUnwritable
 from simpler.contract import strip_ansi
+from simpler.reporting import tables
 from simpler.reporting.failure_block import failure_headline
-from simpler.reporting.last_screen import INDEX_CAP, index_entry, skip_groups
-from simpler.reporting.records import ChildRecord, Record
-from simpler.reporting.resource_block import (
-    child_failed,
-    describe_exit,
-    devices_text,
-    latest_children,
-)
+from simpler.reporting.last_screen import INDEX_CAP, index_entry, nothing_ran_reason, skip_groups
+from simpler.reporting.records import ChildRecord
 from simpler.reporting.summary import Summary
-from simpler.reporting.verdicts import Failure, Verdict
+from simpler.reporting.verdicts import Failure
 from simpler.scheduler.jobs import JobResult
 
 __all__ = [
@@ -62,8 +56,6 @@ STEP_SUMMARY_CUT_NOTICE = (
     "the summary at the end of the job log and `simpler report` give all of it."
 )
 _FENCE = "```text"  # a code block: node ids and messages need no markdown escaping
-_MESSAGE_CHARS = 200  # one table cell: the first line of a message, not a traceback
-_NO_RECORD = Record({})  # a failure with neither child nor verdict: its cells stay empty
 
 
 def is_github_actions(env: Mapping[str, str] = os.environ) -> bool:
@@ -139,13 +131,7 @@ def group_end() -> str:
 
 def child_status(child: JobResult | ChildRecord) -> str:
     """``PASS rc=0 devices=4,5``, ``FAIL signal=SIGSEGV devices=4,5``, ``FAIL timeout ...``."""
-    record = _as_record(child)
-    parts = ["FAIL" if child_failed(record) else "PASS"]
-    if record.raw.get("timed_out"):
-        parts.append("timeout")
-    parts.append(_rc_or_signal(record))
-    parts.append(f"devices={devices_text(record)}")
-    return " ".join(parts)
+    return tables.child_status(_as_record(child))
 
 
 def child_group(child: JobResult | ChildRecord, output_text: str, token: str) -> str:
@@ -178,25 +164,13 @@ def nothing_ran_annotation(summary: Summary) -> str | None:
     """A ``::warning`` when no test ran (all skipped, or none selected); else None."""
     if not summary.nothing_ran:
         return None
-    completeness = summary.completeness
-    if completeness.skip_reasons:
-        reason, count = completeness.skip_reasons[0]
-        message = (
-            f"{completeness.skipped} of {completeness.tested} test(s) skipped; "
-            f"most: {count} x {reason}"
-        )
-    else:
-        message = "no test was selected: the report holds no test verdict"
+    message = nothing_ran_reason(summary.completeness)
     return workflow_command("warning", message, {"title": "Nothing ran"})
 
 
 def _annotation(failure: Failure) -> str:
     if failure.child is not None:
-        child = failure.child
-        label = child.label or "?"
-        message = f"{label} {_rc_or_signal(child)} devices={devices_text(child)}"
-        if child.raw.get("timed_out") or child.raw.get("reached_summary") is False:
-            message += f" ({describe_exit(child)})"  # timed out / crashed: say which
+        message = tables.child_annotation(failure.child)
         return workflow_command("error", message, {"title": "Resource phase failed"})
     if failure.kind == "phase":
         return workflow_command("error", failure_headline(failure), {"title": "Phase failed"})
@@ -284,44 +258,24 @@ def _failures_table(failures: Sequence[Failure]) -> list[str]:
         "| Label/Test | Result | Devices | Duration | Log |",
         "| --- | --- | --- | --- | --- |",
     ]
-    lines += [_row(*_failure_cells(failure)) for failure in failures]
+    lines += [
+        _row(
+            _failure_name(row),
+            _cell(row.result),
+            _cell(row.devices),
+            _duration(row.duration_s),
+            _code(row.log) if row.log else "",
+        )
+        for row in tables.failure_rows(failures)
+    ]
     return [*lines, ""]
 
 
-def _failure_cells(failure: Failure) -> tuple[str, str, str, str, str]:
-    if failure.kind == "phase" and failure.phase is not None:
-        phase = failure.phase
-        result = f"returncode {phase.returncode}, no failing test reported"
-        return _cell(f"phase {phase.name}"), _cell(result), "", _duration(phase.duration_s), ""
-    child, verdict = failure.child, failure.verdict
-    if failure.kind == "test" and verdict is not None:
-        name, result = _code(verdict.nodeid), _test_result(verdict)
-        if child is not None:  # it ran in a child job: that job's facts locate it
-            result += f"; child {child.label or '?'}: {describe_exit(child)}"
-    else:
-        assert child is not None  # a "child" failure always carries its child record
-        name, result = _cell(child.label or "?"), describe_exit(child)
-        if failure.nodeid:
-            name += f" ({_code(failure.nodeid)})"
-    where: Record = child or (verdict.record if verdict is not None else _NO_RECORD)
-    devices = devices_text(child) if child is not None else where.text("device")
-    log = where.text("log")
-    return (
-        name,
-        _cell(result),
-        _cell(devices),
-        _duration(where.raw.get("duration_s")),
-        _code(log) if log else "",
-    )
-
-
-def _test_result(verdict: Verdict) -> str:
-    if verdict.never_rerun:
-        registration = verdict.registration or verdict.record
-        reason = _first_line(registration.text("reason") or verdict.record.text("message"))
-        return "poison_skipped, never re-run" + (f": {reason}" if reason else "")
-    message = _first_line(verdict.record.text("message"))
-    return f"{verdict.outcome}: {message}" if message else verdict.outcome
+def _failure_name(row: tables.FailureRow) -> str:
+    """A test by its node id (code); a child by its label, and its test when it has one."""
+    if not row.label:
+        return _code(row.nodeid)
+    return _cell(row.label) + (f" ({_code(row.nodeid)})" if row.nodeid else "")
 
 
 def _verdict_list(title: str, meaning: str, items: list[str]) -> list[str]:
@@ -331,28 +285,26 @@ def _verdict_list(title: str, meaning: str, items: list[str]) -> list[str]:
 
 
 def _children_details(children: list[ChildRecord]) -> list[str]:
-    latest = latest_children(children)
-    if not latest:
+    rows = tables.child_rows(children)
+    if not rows:
         return []
-    failed = sum(1 for child in latest if child_failed(child))
+    failed = sum(1 for row in rows if row.failed)
     lines = [
-        f"<details><summary>Resource children: {len(latest)} ({failed} failed)</summary>",
+        f"<details><summary>Resource children: {len(rows)} ({failed} failed)</summary>",
         "",
         "| Label | Result | Devices | Duration | Log |",
         "| --- | --- | --- | --- | --- |",
     ]
-    for child in latest:
-        result = describe_exit(child) if child_failed(child) else "passed"
-        log = child.text("log")
-        lines.append(
-            _row(
-                _cell(child.label or "?"),
-                _cell(result),
-                _cell(devices_text(child)),
-                _duration(child.raw.get("duration_s")),
-                _code(log) if log else "",
-            )
+    lines += [
+        _row(
+            _cell(row.label),
+            _cell(row.result),
+            _cell(row.devices),
+            _duration(row.duration_s),
+            _code(row.log) if row.log else "",
         )
+        for row in rows
+    ]
     return [*lines, "", "</details>", ""]
 
 
@@ -375,20 +327,8 @@ def _code(text: str) -> str:
     return f"`{text}`"
 
 
-def _duration(value: Any) -> str:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return f"{value:.1f} s"
-    return ""
-
-
-def _first_line(text: str) -> str:
-    line = next((part.strip() for part in strip_ansi(text).splitlines() if part.strip()), "")
-    return line if len(line) <= _MESSAGE_CHARS else line[: _MESSAGE_CHARS - 3] + "..."
-
-
-def _rc_or_signal(record: ChildRecord) -> str:
-    signal = record.raw.get("signal")
-    return f"signal={signal}" if signal else f"rc={record.raw.get('returncode')}"
+def _duration(seconds: float | None) -> str:
+    return "" if seconds is None else f"{seconds:.1f} s"
 
 
 def _as_record(child: JobResult | ChildRecord) -> ChildRecord:

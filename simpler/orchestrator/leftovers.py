@@ -14,14 +14,15 @@ process was started, when known; ``signal``: the one that ended it).
 Only descendants are stopped, and only those the run started: a process that was already
 below us when the run began (``run_phases`` called inside a longer-lived process) is spared.
 
-A leftover is reported, not a failure: the test's own verdict stands and the exit code
-stays the tests'. The process is stopped either way, so nothing it holds outlives the run.
+A leftover is reported, not a failure (``simpler.reporting.notices`` words it above the
+summary): the test's own verdict stands and the exit code stays the tests'. The process is
+stopped either way, so nothing it holds outlives the run.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -29,13 +30,11 @@ import psutil
 
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.signals import Interrupted, RunSignals, signals_raise_interrupted
-from simpler.reporting.records import LeftoverRecord, Record
+from simpler.reporting.notices import describe_leftovers
 from simpler.scheduler.process import LIVE
 from simpler.scheduler.reaper import child_subreaper, descendants, stop_leftovers
 
-__all__ = ["RunGuard", "guarded_run", "leftover_lines", "sweep_leftovers"]
-
-NAMED_AT_MOST = 20
+__all__ = ["RunGuard", "guarded_run", "sweep_leftovers"]
 
 
 class RunGuard:
@@ -69,7 +68,7 @@ def guarded_run(ctx: RunContext) -> Iterator[RunGuard]:
             LIVE.stop_all()  # no process outlives the run
             found = sweep_leftovers(ctx, "exit", spare=guard.before)
             if found:
-                print(f"simpler: {_describe(found)[0]}", file=sys.stderr, flush=True)
+                print(f"simpler: {describe_leftovers(found)[0]}", file=sys.stderr, flush=True)
 
 
 def sweep_leftovers(
@@ -87,28 +86,3 @@ def sweep_leftovers(
         except OSError as error:  # the summary (or the way out) must not fail for it
             print(f"simpler: {error}", file=sys.stderr)
     return found
-
-
-def leftover_lines(records: Sequence[Record]) -> list[str]:
-    """The summary's lines for the ``leftover`` records among ``records`` (none: no lines)."""
-    found = [r.processes for r in records if isinstance(r, LeftoverRecord)]
-    lines = _describe([p for processes in found for p in processes])
-    return [f"*** {lines[0]} ***", *lines[1:]] if lines else []
-
-
-def _describe(processes: list[dict[str, Any]]) -> list[str]:
-    """One line naming them all; then, for those whose test is known, which test and what."""
-    if not processes:
-        return []
-    shown = processes[:NAMED_AT_MOST]
-    named = [f"{p.get('name') or '?'} ({p.get('pid')})" for p in shown]
-    if len(processes) > NAMED_AT_MOST:
-        named.append(f"and {len(processes) - NAMED_AT_MOST} more")
-    lines = [f"{len(processes)} leftover process(es) killed: {', '.join(named)}"]
-    lines += [
-        f"  {p.get('name') or '?'} ({p.get('pid')}) was started during {p['test']}: "
-        f"{p.get('cmdline') or '?'}"
-        for p in shown
-        if p.get("test")
-    ]
-    return lines

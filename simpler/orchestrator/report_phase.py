@@ -22,10 +22,10 @@ from simpler.contract import EXIT_INFRA, EXIT_USAGE
 from simpler.coverage.options import CovOptions
 from simpler.coverage.reports import CoverageResult
 from simpler.orchestrator.context import RunContext
-from simpler.orchestrator.leftovers import leftover_lines
 from simpler.reporting import report_file as report
+from simpler.reporting.notices import report_text
 from simpler.reporting.quarantine_file import QuarantineFile
-from simpler.reporting.records import CoverageRecord, PhaseRecord, QuarantineRecord
+from simpler.reporting.records import CoverageRecord, PhaseRecord
 from simpler.reporting.resource_block import latest_children
 from simpler.reporting.summary import Ruling, Summary, select_latest_runs, summarize
 from simpler.share.missing_jobs import ExpectedJob, missing_jobs, missing_ruling
@@ -123,7 +123,7 @@ def _print_records(
         if covered is not None and covered.gate_failed
         else None,
     )
-    text = "\n".join([*_device_quarantine_lines(records), *leftover_lines(records), summary.text])
+    text = report_text(records, summary.text)
     if gha.is_github_actions():
         _annotate(summary)
         for job in missing:
@@ -195,18 +195,6 @@ def _nothing_readable(paths: Sequence[str | Path], malformed: int) -> int:
     names = ", ".join(map(str, paths))
     print(f"error: no readable record in {names} ({malformed} malformed line(s))", file=sys.stderr)
     return EXIT_INFRA
-
-
-def _device_quarantine_lines(records: list[report.Record]) -> list[str]:
-    lines = []
-    for record in records:
-        if isinstance(record, QuarantineRecord):
-            devices = ", ".join(map(str, record.raw.get("devices") or []))
-            lines.append(
-                f"*** Quarantined device(s) {devices} for the rest of the run: "
-                f"{record.raw.get('reason', '')} ***"
-            )
-    return lines
 
 
 def _annotate(summary: Summary) -> None:

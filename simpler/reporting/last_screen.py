@@ -23,6 +23,7 @@ __all__ = [
     "SKIP_GROUP_CAP",
     "index_entry",
     "last_screen",
+    "nothing_ran_reason",
     "skip_groups",
 ]
 
@@ -50,6 +51,17 @@ def last_screen(
     skips = skip_groups(completeness, room) if show_skips else []
     missing = _without_verdict(completeness, room - len(skips) + header)
     return [*skips, *missing, *code_coverage, *index, verdict_line]
+
+
+def nothing_ran_reason(completeness: Completeness) -> str:
+    """Why nothing ran, in one line: the most common skip reason, or that none was selected."""
+    if completeness.skip_reasons:
+        reason, count = completeness.skip_reasons[0]
+        return (
+            f"{completeness.skipped} of {completeness.tested} test(s) skipped; "
+            f"most: {count} x {reason}"
+        )
+    return "no test was selected: the report holds no test verdict"
 
 
 def skip_groups(completeness: Completeness, room: int = SKIP_GROUP_CAP + 2) -> list[str]:

@@ -17,8 +17,8 @@ import pytest
 
 from simpler.orchestrator import run as run_module
 from simpler.orchestrator.context import RunContext
-from simpler.orchestrator.leftovers import leftover_lines
 from simpler.orchestrator.signals import Interrupted, signals_raise_interrupted
+from simpler.reporting.notices import leftover_lines
 from simpler.reporting.records import from_dict
 from simpler.scheduler.reaper import is_child_subreaper
 
