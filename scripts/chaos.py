@@ -75,6 +75,7 @@ class Scenario:
     faulting: tuple[str, ...] = ()  # victims that fault themselves: red is their own verdict
     recovered: tuple[str, ...] = ()  # victims that must be re-run fresh, never meet the fault
     says: str = ""  # what the verdict line (the last line printed) must contain
+    aliases: tuple[str, ...] = ()  # former names, which --only still matches
     prints: str = ""  # what the output must contain somewhere
     quarantine: str = ""  # a test quarantine file's text, passed as --quarantine
 
@@ -113,9 +114,10 @@ SCENARIOS = [
     Scenario("all skipped, no flag", env=(("CHAOS_SKIP_ALL", "1"),), says="nothing ran"),
     # The phases as separate CI sessions: the same verdicts and exit code as one run.
     Scenario("split sessions", faults=("hang@TestTrigger",), expected_rc=1, split=True),
-    # L2 quarantines a card: the two-card Resource test fails with a reason, nothing crashes.
+    # L2 retires a card: the two-card Resource test fails with a reason, nothing crashes.
     Scenario(
-        "quarantine, two-card job",
+        "retired card, two-card job",
+        aliases=("quarantine, two-card job",),
         faults=("hang@TestTrigger#1", "force_reset_fail"),
         env=(("CHAOS_TWO_CARDS", "1"),),
         expected_rc=1,
@@ -350,7 +352,11 @@ def main() -> int:
     args = parser.parse_args()
 
     args.out.mkdir(parents=True, exist_ok=True)
-    scenarios = [s for s in SCENARIOS if not args.only or any(o in s.name for o in args.only)]
+    scenarios = [
+        s
+        for s in SCENARIOS
+        if not args.only or any(o in name for o in args.only for name in (s.name, *s.aliases))
+    ]
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(prefix="simpler-chaos-", dir=args.out) as folder:
         workdir = Path(folder)

@@ -20,6 +20,7 @@ __all__ = [
     "OUTCOME_ORDER",
     "PASSING_OUTCOMES",
     "PHASE_ORDER",
+    "RETIRED_NOT_RUN",
     "SIM_PLATFORMS",
     "TEST_PHASES",
     "phase_rank",
@@ -63,6 +64,12 @@ PASSING_OUTCOMES = frozenset({"passed", "recovered", "flaky"})
 GREEN_OUTCOMES = PASSING_OUTCOMES | {"skipped", "xfailed", "xpassed"}
 # The outcomes of a test that failed in its own attempt (the ones that poison a worker).
 FAILED_OUTCOMES = frozenset({"failed", "error"})
+
+# A device is retired when a worker on it could not be reset: it takes no other job of the
+# run. A Resource job that never started because too few devices were left says so in
+# these words, which the history reads as the device's doing (reports written before the
+# word "retired" said "outside quarantine" instead).
+RETIRED_NOT_RUN = "device(s) left that are not retired"
 
 # The platforms the embedded simulated card implements.
 SIM_PLATFORMS = ("a5sim", "a2a3sim")

@@ -37,7 +37,7 @@ def test_child_fault(devices):
 
 
 if os.environ.get("CHAOS_TWO_CARDS") == "1":
-    # Only the quarantine scenario has the two-card job: elsewhere a quarantined card would
+    # Only the retired-card scenario has the two-card job: elsewhere a retired card would
     # fail it too, and those scenarios are about something else.
 
     @pytest.mark.device_count(2, est=1.0)

@@ -4,7 +4,7 @@ Pure computation over one run's records, in file order. The rules (docs/history.
 - ``device``: the attempt ran on a pooled worker that *another* test poisoned (the lifecycle
   records say who: a move into ``poisoned`` names its test, a move into ``healthy``,
   ``rebuilt``, ``closed`` or ``created`` clears it); it was poison-skipped; its card was
-  quarantined before it was placed (a Resource child the scheduler could not place); or its
+  retired before it was placed (a Resource child the scheduler could not place); or its
   xdist worker crashed while another test ran (the records of the tests the crash left
   unrun), or its fresh process found no usable device;
 - ``infra``: a Resource child that never started for a reason not its own (the session
@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from operator import itemgetter
 from typing import Any, NamedTuple
 
-from simpler.contract import GREEN_OUTCOMES
+from simpler.contract import GREEN_OUTCOMES, RETIRED_NOT_RUN
 from simpler.reporting import records as kinds
 
 __all__ = [
@@ -110,7 +110,7 @@ class RunAttribution:
 
     __slots__ = (
         "_children", "_gave_up", "_interrupted", "_max_attempt", "_pending", "_poisoned_by",
-        "_quarantined", "_rows", "_timed_out_phases", "run_id",
+        "_retired", "_rows", "_timed_out_phases", "run_id",
     )  # fmt: skip
 
     def __init__(self, run_id: str) -> None:
@@ -118,7 +118,7 @@ class RunAttribution:
         self._rows: dict[tuple[str, str, int], Attempt] = {}
         self._poisoned_by: dict[str, str] = {}  # worker key -> the test that poisoned it
         self._gave_up: dict[int, set[str]] = {}  # device -> tests whose fault made it unusable
-        self._quarantined: dict[str, set[int]] = {}  # phase -> devices quarantined in it so far
+        self._retired: dict[str, set[int]] = {}  # phase -> devices retired in it so far
         self._pending: dict[tuple[str, str], Record] = {}  # (phase, nodeid) -> poison_skip
         self._children: dict[tuple[str, str], tuple[Record, str]] = {}  # (phase, id) -> cause
         self._timed_out_phases: set[str] = set()  # the scheduler stopped on the session timeout
@@ -195,8 +195,8 @@ class RunAttribution:
             self._pending[(_text(record.get("phase")), typed.nodeid)] = record
         elif isinstance(typed, kinds.ChildRecord):
             self._child(record)
-        elif isinstance(typed, kinds.QuarantineRecord):
-            devices = self._quarantined.setdefault(_text(record.get("phase")), set())
+        elif isinstance(typed, kinds.DeviceRetiredRecord):
+            devices = self._retired.setdefault(_text(record.get("phase")), set())
             devices.update(_devices(record.get("devices")))
         elif isinstance(typed, kinds.PhaseRecord) and typed.is_end and record.get("interrupted"):
             self._interrupted.add(_text(record.get("phase")))
@@ -223,16 +223,16 @@ class RunAttribution:
         elif dest in _CLEARED:
             self._poisoned_by.pop(worker, None)
         elif dest == "skipped" and record.get("trigger") != "process_must_end":
-            # Given up on (quarantine.py: quarantined_devices): whoever poisoned it owns that.
+            # Given up on (queries.py: retired_devices): whoever poisoned it owns that.
             device = record.get("device")
             if type(device) is int:
                 self._gave_up.setdefault(device, set()).add(_text(record.get("nodeid")))
 
-    def _on_quarantined_card(self, phase: str, devices: Iterable[int], nodeid: str) -> bool:
-        quarantined = self._quarantined.get(phase)
-        if not quarantined:
+    def _on_retired_card(self, phase: str, devices: Iterable[int], nodeid: str) -> bool:
+        retired = self._retired.get(phase)
+        if not retired:
             return False
-        return any(d in quarantined and nodeid not in self._gave_up.get(d, ()) for d in devices)
+        return any(d in retired and nodeid not in self._gave_up.get(d, ()) for d in devices)
 
     def _cause_of_failed_test(self, record: Record, nodeid: str, phase: str, outcome: str) -> str:
         if outcome == "poison_skipped":
@@ -251,7 +251,7 @@ class RunAttribution:
             ):
                 return DEVICE
         device = record.get("device")
-        if type(device) is int and self._on_quarantined_card(phase, (device,), nodeid):
+        if type(device) is int and self._on_retired_card(phase, (device,), nodeid):
             return DEVICE
         return TEST
 
@@ -267,12 +267,12 @@ class RunAttribution:
             reason = str(not_run)
             if "session_timeout" in reason:
                 self._timed_out_phases.add(phase)
-            # Too few cards left outside quarantine: the device's doing; any other reason
-            # (the session timeout, -x, a signal to simpler) is the run's, never the test's.
-            cause = DEVICE if "quarantine" in reason else INFRA
+            # Too few cards left that are not retired (older reports: "outside quarantine"): the
+            # device's doing; any other reason (-x, a signal to simpler) is the run's.
+            cause = DEVICE if RETIRED_NOT_RUN in reason or "quarantine" in reason else INFRA
         elif phase in self._timed_out_phases and _killed(record):
             cause = INFRA  # stopped with every running child when the session timed out
-        elif self._on_quarantined_card(phase, _devices(record.get("devices")), name):
+        elif self._on_retired_card(phase, _devices(record.get("devices")), name):
             cause = DEVICE
         else:
             cause = TEST

@@ -54,8 +54,8 @@ def execute_for_phase(
         second = execute(again, devices, replace(options, launcher=None))
         ctx.children.notes.append(f"{len(again)} run again in a fresh interpreter after a crash")
         kept = [r for r in execution.results if r not in held]
-        quarantined = sorted({*execution.quarantined, *second.quarantined})
-        execution = replace(second, results=[*kept, *second.results], quarantined=quarantined)
+        retired = sorted({*execution.retired, *second.retired})
+        execution = replace(second, results=[*kept, *second.results], retired=retired)
     if recorded is not None:
         recorded(execution)
     if execution.stopped_by in ("SIGTERM", "SIGINT"):

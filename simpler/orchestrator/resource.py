@@ -17,7 +17,7 @@ from simpler.orchestrator.phase_jobs import execute_for_phase
 from simpler.orchestrator.pytest_args import resource_child_argv
 from simpler.orchestrator.quarantine_setup import quarantine_env
 from simpler.orchestrator.run_coverage import coverage_env, result_ended
-from simpler.reporting.queries import quarantined_devices
+from simpler.reporting.queries import retired_devices
 from simpler.scheduler.durations import estimator, load_measurements, record_results
 from simpler.scheduler.executor import ExecutorOptions
 from simpler.scheduler.jobs import Job, JobResult
@@ -50,7 +50,7 @@ def resource_phase(ctx: RunContext) -> int:
             return EXIT_FAILED
     if not tests:
         return EXIT_OK
-    already = quarantined_devices(ctx.records())
+    already = retired_devices(ctx.records())
     jobs = [_job(ctx, t) for t in tests]
     options = ExecutorOptions(
         estimate=estimator(load_measurements(ctx.durations_file)),
@@ -62,23 +62,25 @@ def resource_phase(ctx: RunContext) -> int:
         log_dir=ctx.report.parent / "logs",
         env={**os.environ, **_child_env(ctx)},
         on_finish=lambda result: _finished(ctx, result),
-        quarantine=lambda result: sorted(quarantined_devices(ctx.records()) & set(result.devices)),
-        quarantined_at_start=sorted(already),
+        retire=lambda result: sorted(retired_devices(ctx.records()) & set(result.devices)),
+        retired_at_start=sorted(already),
         deadline_s=ctx.deadline.left_s() if ctx.deadline is not None else None,
         deadline_estimate=estimator(load_measurements(ctx.durations_file), default=0.0),
         launcher=ctx.children.launcher,
     )
     if already:
-        ctx.write("quarantine", devices=sorted(already), reason="worker could not be reset in L2")
+        ctx.write(
+            "device_retired", devices=sorted(already), reason="worker could not be reset in L2"
+        )
     execution = execute_for_phase(
         ctx, "resource", jobs, ctx.devices, options,
         coverage_label=lambda result: _coverage_label(result.nodeid or result.label),
         recorded=lambda done: record_results(ctx.durations_file, done.results),
     )  # fmt: skip
-    newly = sorted(set(execution.quarantined) - already)
+    newly = sorted(set(execution.retired) - already)
     if newly:
         ctx.write(
-            "quarantine", devices=newly, reason="worker could not be reset in a Resource child"
+            "device_retired", devices=newly, reason="worker could not be reset in a Resource child"
         )
     # A job the deadline stopped or kept from starting is no failure: its test is not run.
     failed = [r for r in execution.results if not r.ok and not r.extra.get("deadline")]

@@ -25,7 +25,7 @@ from simpler.reporting.queries import (
     poison_skipped,
     poison_skipped_by_worker,
     poison_triggers,
-    quarantined_devices,
+    retired_devices,
 )
 from simpler.scheduler.executor import ExecutorOptions
 from simpler.scheduler.jobs import Job, JobResult
@@ -64,9 +64,9 @@ def retry_phase(ctx: RunContext) -> int:
     triggers = [_Trigger(nodeid) for nodeid in poison_triggers(records)]
     if not victims and not triggers:
         return EXIT_OK
-    # A fresh process sees a clean card, but prefer the devices that were never quarantined.
-    quarantined = quarantined_devices(records)
-    healthy = [d for d in ctx.devices if d not in quarantined] or ctx.devices
+    # A fresh process sees a clean card, but prefer the devices that were never retired.
+    retired = retired_devices(records)
+    healthy = [d for d in ctx.devices if d not in retired] or ctx.devices
     worst = EXIT_OK
     for round_number in range(1, VICTIM_PROCESSES + 1):
         if not victims and not triggers:
@@ -113,7 +113,7 @@ def _execute(ctx: RunContext, jobs: dict[str, Job], devices: list[int]) -> list[
         on_finish=lambda result: _finished(ctx, result),
         deadline_s=ctx.deadline.left_s() if ctx.deadline is not None else None,
         launcher=ctx.children.launcher,
-    )  # no quarantine inside the phase: each process starts on a card made clean for it
+    )  # none retired inside the phase: each process starts on a card made clean for it
     named = [
         replace(job, label=label, env=(*job.env, *coverage_env(ctx, label).items()))
         for label, job in jobs.items()

@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from simpler.reporting.records import LeftoverRecord, QuarantineRecord, Record
+from simpler.reporting.records import DeviceRetiredRecord, LeftoverRecord, Record
 
 __all__ = [
     "NAMED_AT_MOST",
     "describe_leftovers",
-    "device_quarantine_lines",
     "leftover_lines",
     "report_text",
+    "retired_device_lines",
 ]
 
 NAMED_AT_MOST = 20  # leftover processes named on the one line that lists them
@@ -25,17 +25,17 @@ NAMED_AT_MOST = 20  # leftover processes named on the one line that lists them
 
 def report_text(records: Sequence[Record], summary_text: str) -> str:
     """The notices of ``records``, then the summary (which ends with the verdict line)."""
-    return "\n".join([*device_quarantine_lines(records), *leftover_lines(records), summary_text])
+    return "\n".join([*retired_device_lines(records), *leftover_lines(records), summary_text])
 
 
-def device_quarantine_lines(records: Sequence[Record]) -> list[str]:
-    """One line per ``quarantine`` record: the cards a run stopped using, and why."""
+def retired_device_lines(records: Sequence[Record]) -> list[str]:
+    """One line per ``device_retired`` record: the cards a run stopped using, and why."""
     lines = []
     for record in records:
-        if isinstance(record, QuarantineRecord):
+        if isinstance(record, DeviceRetiredRecord):
             devices = ", ".join(map(str, record.raw.get("devices") or []))
             lines.append(
-                f"*** Quarantined device(s) {devices} for the rest of the run: "
+                f"*** Retired device(s) {devices} for the rest of the run: "
                 f"{record.raw.get('reason', '')} ***"
             )
     return lines

@@ -1,4 +1,4 @@
-"""Questions the phases ask of a run's records: what was quarantined, what must be re-run."""
+"""Questions the phases ask of a run's records: which devices were retired, what must be re-run."""
 
 from __future__ import annotations
 
@@ -11,15 +11,14 @@ __all__ = [
     "poison_skipped",
     "poison_skipped_by_worker",
     "poison_triggers",
-    "quarantined_devices",
+    "retired_devices",
 ]
 
 
-def quarantined_devices(records: Iterable[Record]) -> set[int]:
-    """Devices whose worker could not be reset in this run (lifecycle ``give_up``).
-
-    Not one skipped by ``process_must_end``: its card is freed when that process ends.
-    """
+def retired_devices(records: Iterable[Record]) -> set[int]:
+    """Devices retired from this run: a worker on them could not be reset (lifecycle
+    ``give_up``). Not one skipped by ``process_must_end``: its card is freed when that
+    process ends."""
     return {
         r.device
         for r in records

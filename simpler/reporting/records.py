@@ -19,12 +19,12 @@ __all__ = [
     "RECORD_TYPES",
     "ChildRecord",
     "CoverageRecord",
+    "DeviceRetiredRecord",
     "LeftoverRecord",
     "LifecycleRecord",
     "OtherRecord",
     "PhaseRecord",
     "PoisonSkipRecord",
-    "QuarantineRecord",
     "Record",
     "SessionRecord",
     "TestRecord",
@@ -264,10 +264,12 @@ class LifecycleRecord(Record):
 
 
 @dataclass(frozen=True, slots=True)
-class QuarantineRecord(Record):
-    """Cards taken out of the rest of a run because a worker on them could not be reset."""
+class DeviceRetiredRecord(Record):
+    """Cards retired: taken out of the rest of a run because a worker on them could not be
+    reset. Written as ``device_retired``; ``quarantine``, its name in older report files,
+    reads the same."""
 
-    type_name: ClassVar[str] = "quarantine"
+    type_name: ClassVar[str] = "device_retired"
 
     @property
     def devices(self) -> tuple[int, ...]:
@@ -336,7 +338,8 @@ class OtherRecord(Record):
     """A record of a type this version does not know: kept whole, read by nobody."""
 
 
-# Type name to class: the known record types, in the order docs/design.md lists them.
+# Type name to class: the known record types, in the order docs/design.md lists them, and
+# the old names a type was written under that still read as it.
 RECORD_TYPES: dict[str, type[Record]] = {
     cls.type_name: cls
     for cls in (
@@ -345,12 +348,13 @@ RECORD_TYPES: dict[str, type[Record]] = {
         ChildRecord,
         LifecycleRecord,
         PoisonSkipRecord,
-        QuarantineRecord,
+        DeviceRetiredRecord,
         LeftoverRecord,
         SessionRecord,
         CoverageRecord,
     )
 }
+RECORD_TYPES["quarantine"] = DeviceRetiredRecord  # before 'retired' was the word
 
 
 def from_dict(raw: Mapping[str, Any]) -> Record:

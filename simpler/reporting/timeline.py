@@ -3,7 +3,7 @@
 One job: report records in, one SVG file (or an HTML page embedding it) out. Each lane is a
 device (a run and a device, for merged shard reports); each bar is a test class or a Resource
 child job, coloured by its worst outcome; markers show poison, force-reset, rebuild and
-give-up events, and a striped band the time a device spent quarantined. Merged runs share
+give-up events, and a striped band the time a device spent retired. Merged runs share
 one time axis on which each run starts at 0, at its own first record. Every bar and marker
 carries a ``<title>`` tooltip. Standard library only, and no cppyy, numpy or device runner:
 ``simpler report`` must stay cheap.
@@ -57,7 +57,7 @@ Shape = Callable[[ET.Element, float, float], None]
 WIDTH, LANE_H, BAR_INSET, TOP, RUN_HEADER_H, AXIS_H, RIGHT = 1200, 28, 4, 44, 18, 34, 28
 MARKER_GAP = 11.0  # px between markers of one lane: poison, reset, rebuild come within ms
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
-BAND: dict[str, Style] = {"fill": "url(#quarantine)", "stroke": "#6a1b9a", "stroke_width": 0.8}
+BAND: dict[str, Style] = {"fill": "url(#retired)", "stroke": "#6a1b9a", "stroke_width": 0.8}
 PHASE_LINE: dict[str, Style] = {"stroke": "#777", "stroke_dasharray": "3,3", "stroke_opacity": 0.7}
 _SVG_NS = "http://www.w3.org/2000/svg"
 # XML 1.0 cannot carry most control characters; test output and messages can.
@@ -253,7 +253,7 @@ def _legend(svg: ET.Element, top: float) -> float:
 
     entries = [(name, _legend_bar(key)) for key, (_, name) in _LOOKS.items()]
     entries += [(MARKER_KINDS[kind], shape) for kind, shape in _MARKER_SHAPES.items()]
-    entries += [("quarantined", band), ("phase start / end", phase)]
+    entries += [("retired", band), ("phase start / end", phase)]
     group = ET.SubElement(svg, "g", {"class": "legend"})
     x, y = 12.0, top + 8
     for name, shape in entries:
@@ -282,7 +282,7 @@ def _empty() -> ET.Element:
 def _svg_root() -> ET.Element:
     svg = ET.Element("svg", {"xmlns": _SVG_NS, "width": str(WIDTH), "font-family": FONT})
     defs = ET.SubElement(svg, "defs")
-    for name, colour, opacity in (("hatch", "#000", 0.45), ("quarantine", "#6a1b9a", 0.3)):
+    for name, colour, opacity in (("hatch", "#000", 0.45), ("retired", "#6a1b9a", 0.3)):
         stripes = {"id": name, "width": "6", "height": "6", "patternUnits": "userSpaceOnUse"}
         pattern = ET.SubElement(defs, "pattern", stripes | {"patternTransform": "rotate(45)"})
         _rect(pattern, 0, 0, 3, 6, fill=colour, fill_opacity=opacity)

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field, replace
 from simpler.reporting.nodeids import class_of
 from simpler.reporting.records import (
     ChildRecord,
+    DeviceRetiredRecord,
     LifecycleRecord,
     PhaseRecord,
-    QuarantineRecord,
     Record,
     TestRecord,
 )
@@ -278,13 +278,13 @@ def _bands(
 ) -> list[Band]:
     bands = []
     for record in records:
-        if not isinstance(record, QuarantineRecord):
+        if not isinstance(record, DeviceRetiredRecord):
             continue
         run = _run(record)
         start, end = _ts(record) + shift[run], ends[run] + shift[run]
         reason = record.raw.get("reason") or "no reason recorded"
         for device in _devices(record.raw.get("devices")):
-            tooltip = f"dev {device} quarantined from {start:.2f} s to the end of the run: {reason}"
+            tooltip = f"dev {device} retired from {start:.2f} s to the end of the run: {reason}"
             bands.append(Band((run, device), start, end, tooltip))
     return bands
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+from simpler.contract import RETIRED_NOT_RUN
 from simpler.devices import format_devices
 from simpler.scheduler.jobs import Job, JobResult, Running
 from simpler.scheduler.locks import DeviceLocks
@@ -46,10 +47,11 @@ class ExecutorOptions:
     locks: DeviceLocks | None = None
     on_start: Callable[[Job, tuple[int, ...]], None] | None = None
     on_finish: Callable[[JobResult], None] | None = None
-    # After each result: the devices that must not take another job (their worker is beyond reset).
-    quarantine: Callable[[JobResult], list[int]] | None = None
-    # Devices of the pool already beyond reset when the phase starts: they take no job.
-    quarantined_at_start: Sequence[int] = ()
+    # After each result: the devices retired from the rest of the run (their worker is
+    # beyond reset), which take no other job.
+    retire: Callable[[JobResult], list[int]] | None = None
+    # Devices of the pool already retired when the phase starts: they take no job.
+    retired_at_start: Sequence[int] = ()
     # Seconds from now when every job must be over (the run's deadline): no job starts that
     # its estimate says cannot end by then, and what runs then is stopped. Such a job's
     # result carries ``extra["deadline"]``.
@@ -65,7 +67,7 @@ class ExecutorOptions:
 @dataclass
 class Execution:
     results: list[JobResult]
-    quarantined: list[int]
+    retired: list[int]
     stopped_by: str | None = None  # "exit_first", "session_timeout", "SIGTERM", "SIGINT"
 
     @property
@@ -103,8 +105,8 @@ class _Loop:
         self.options = options
         self.waiting = order_jobs(jobs, options.policy, options.estimate, len(devices))
         self.pool = list(devices)
-        self.quarantined: set[int] = set(options.quarantined_at_start) & set(devices)
-        self.free = set(devices) - self.quarantined
+        self.retired: set[int] = set(options.retired_at_start) & set(devices)
+        self.free = set(devices) - self.retired
         self.active: list[_Active] = []
         self.results: list[JobResult] = []
         self.stopped_by: str | None = None
@@ -139,7 +141,7 @@ class _Loop:
             self.locks.release_all()
         if self.signalled is not None:  # it came as the last job ended: it still stops the run
             self.stopped_by = self.signalled
-        return Execution(self.results, sorted(self.quarantined), self.stopped_by)
+        return Execution(self.results, sorted(self.retired), self.stopped_by)
 
     def _now(self) -> float:
         return time.monotonic() - self.started
@@ -216,9 +218,9 @@ class _Loop:
             extra=self._stop_marks(deadline=active.stopped_at_deadline),
         )
         self.results.append(result)
-        if self.options.quarantine:
-            self.quarantined.update(d for d in self.options.quarantine(result) if d in ids)
-        self.free.update(d for d in ids if d not in self.quarantined)
+        if self.options.retire:
+            self.retired.update(d for d in self.options.retire(result) if d in ids)
+        self.free.update(d for d in ids if d not in self.retired)
         if self.options.on_finish:
             self.options.on_finish(result)
         if self.options.exit_first and not result.ok and self.stopped_by is None:
@@ -273,13 +275,13 @@ class _Loop:
             self._not_run(job, "not run: cannot end before the deadline", deadline=True)
 
     def _drop_jobs_that_can_never_fit(self) -> None:
-        usable = len(self.pool) - len(self.quarantined)
+        usable = len(self.pool) - len(self.retired)
         for job in [j for j in self.waiting if j.devices > usable]:
             self.waiting.remove(job)
             self._not_run(
                 job,
-                f"not run: only {usable} device(s) left outside quarantine "
-                f"{format_devices(sorted(self.quarantined))}",
+                f"not run: only {usable} {RETIRED_NOT_RUN} "
+                f"(retired: {format_devices(sorted(self.retired))})",
             )
 
     def _not_run(self, job: Job, reason: str, *, deadline: bool = False) -> None:

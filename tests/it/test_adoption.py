@@ -129,12 +129,12 @@ def test_a_reset_that_does_not_take_is_retried_in_a_fresh_process(
     victims = {r["nodeid"] for r in run.records("poison_skip")}
     assert set(SAME_CLASS) <= victims and all(l2[v] == "poison_skipped" for v in victims), l2
     # The reset failed with what the project's ChipError carried; the worker gave up (so did
-    # any other runtime's worker that then tried that card) and the card was quarantined.
+    # any other runtime's worker that then tried that card) and the card was retired.
     gave_up = run.records("lifecycle", dest="skipped")
     assert {(r["rc"], r["where"], r["device"]) for r in gave_up} == {
         (507033, "device_reset", gave_up[0]["device"])
     }
-    assert [r["devices"] for r in run.records("quarantine")] == [[gave_up[0]["device"]]]
+    assert [r["devices"] for r in run.records("device_retired")] == [[gave_up[0]["device"]]]
     retry = run.outcomes("retry")
     assert {v: retry[v] for v in victims} == dict.fromkeys(victims, "recovered")
     assert retry[TRIGGER] == "flaky"

@@ -179,9 +179,9 @@ def test_a_device_whose_worker_could_not_be_reset_is_quarantined(simpler_run: An
     )
     gave_up = {r["device"] for r in run.records("lifecycle", trigger="give_up")}
     assert len(gave_up) == 1
-    (quarantine,) = run.records("quarantine")
-    assert set(quarantine["devices"]) == gave_up
+    (retired,) = run.records("device_retired")
+    assert set(retired["devices"]) == gave_up
     (child,) = run.records("child")
     assert not set(child["devices"]) & gave_up
-    assert f"*** Quarantined device(s) {gave_up.pop()} for the rest of the run" in run.stdout
+    assert f"*** Retired device(s) {gave_up.pop()} for the rest of the run" in run.stdout
     assert run.returncode == 0, run.stdout[-2000:]

@@ -73,8 +73,8 @@ def test_a_quarantined_card_fails_the_two_card_test_with_a_reason(simpler_run: A
     assert run.returncode == 1
     assert "Traceback" not in run.stdout + run.stderr
     child = run.records("child", nodeid=f"{QUARANTINE_SUITE}::test_needs_both_cards")[-1]
-    assert child["not_run"].startswith("not run: only 1 device(s) left outside quarantine")
-    assert "not run: only 1 device(s) left outside quarantine" in run.stdout
+    assert child["not_run"].startswith("not run: only 1 device(s) left that are not retired")
+    assert "not run: only 1 device(s) left that are not retired (retired: " in run.stdout
     assert run.records("phase", phase="retry", event="end")
     assert _verdict_line(run.stdout).startswith("simpler: ")
 

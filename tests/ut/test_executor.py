@@ -135,20 +135,20 @@ def test_the_session_timeout_stops_everything_and_still_returns_every_result(
     assert sum("not run" in r.extra.get("not_run", "") for r in execution.results) == 1
 
 
-def test_a_quarantined_device_takes_no_more_jobs(tmp_path: Path) -> None:
-    # "poisons" holds device 0 while the quick jobs run on device 1; then 0 is quarantined.
+def test_a_retired_device_takes_no_more_jobs(tmp_path: Path) -> None:
+    # "poisons" holds device 0 while the quick jobs run on device 1; then 0 is retired.
     jobs = [_job("poisons", "import time; time.sleep(2)", est_s=9.0)]
     jobs += [_job(f"n{i}", "pass") for i in range(3)]
     jobs.append(_job("needs-two", "pass", devices=2, est_s=0.5))
 
-    def quarantine(result: object) -> list[int]:
+    def retire(result: object) -> list[int]:
         return [0] if getattr(result, "label", "") == "poisons" else []
 
     # fifo: the submission order decides, so "poisons" surely starts first.
-    options = _options(tmp_path, quarantine=quarantine, policy="fifo")
+    options = _options(tmp_path, retire=retire, policy="fifo")
     execution = execute(jobs, [0, 1], options)
     results = {r.label: r for r in execution.results}
-    assert execution.quarantined == [0]
+    assert execution.retired == [0]
     assert results["poisons"].devices == [0]
     assert all(results[f"n{i}"].devices == [1] for i in range(3))
     assert results["needs-two"].extra["not_run"].startswith("not run: only 1 device(s) left")

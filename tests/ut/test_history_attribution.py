@@ -243,7 +243,7 @@ QUARANTINE_SUITE = "tests/it/scenarios/scenario_quarantine_multi.py"
 BOTH_CARDS = f"{QUARANTINE_SUITE}::test_needs_both_cards"
 
 
-def test_a_resource_child_not_placed_after_a_quarantine_fails_by_the_device() -> None:
+def test_an_old_reports_child_not_placed_after_a_quarantine_fails_by_the_device() -> None:
     pooled = f"{QUARANTINE_SUITE}::test_pooled_launch"
     run = Run().start("l2").give_up("l2", pooled, worker_key(0, "gw0")).end("l2", 1)
     run.start("resource").add("resource", "quarantine", devices=[0],
@@ -257,7 +257,20 @@ def test_a_resource_child_not_placed_after_a_quarantine_fails_by_the_device() ->
     assert attempts[(pooled, "l2")].cause == TEST  # the test whose fault lost the card
 
 
-def test_a_test_on_a_card_quarantined_before_it_ran_fails_by_the_device() -> None:
+def test_a_resource_child_not_placed_after_a_device_was_retired_fails_by_the_device() -> None:
+    pooled = f"{QUARANTINE_SUITE}::test_pooled_launch"
+    run = Run().start("l2").give_up("l2", pooled, worker_key(0, "gw0")).end("l2", 1)
+    run.start("resource").add("resource", "device_retired", devices=[0], reason="L2")
+    not_run = "not run: only 1 device(s) left that are not retired (retired: 0)"
+    run.child(BOTH_CARDS, returncode=None, devices=[], duration_s=0.0, reached_summary=False,
+              not_run=not_run)  # fmt: skip
+    run.test("resource", pooled, "failed", device=0, worker=None, message="RuntimeError")
+    attempts = causes(attribute_run(run.end("resource", 1)))
+    assert attempts[(BOTH_CARDS, "resource", 1)] == DEVICE
+    assert attempts[(pooled, "resource", 1)] == TEST  # its own fault made the card unusable
+
+
+def test_a_test_on_a_card_an_old_report_quarantined_fails_by_the_device() -> None:
     pooled = f"{QUARANTINE_SUITE}::test_pooled_launch"
     run = Run().start("l2").give_up("l2", pooled, worker_key(0, "gw0")).end("l2", 1)
     run.start("resource").add("resource", "quarantine", devices=[0], reason="L2")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from report_records import child, phase_span, record
 
-from simpler.reporting.notices import device_quarantine_lines, report_text
+from simpler.reporting.notices import report_text, retired_device_lines
 from simpler.reporting.summary import summarize
 from simpler.reporting.tables import child_rows, child_status, failure_rows
 
@@ -12,18 +12,20 @@ from simpler.reporting.tables import child_rows, child_status, failure_rows
 def test_devices_taken_out_and_leftovers_come_before_the_summary_in_that_order() -> None:
     records = [
         record("leftover", processes=[{"pid": 42, "name": "sleep", "test": None}]),
-        record("quarantine", "resource", devices=[1, 3], reason="worker could not be reset"),
+        record("device_retired", "resource", devices=[1, 3], reason="worker could not be reset"),
+        record("quarantine", "resource", devices=[2], reason="an older simpler wrote this"),
     ]
     text = report_text(records, "simpler: 1 passed -> exit 0")
     assert text.splitlines() == [
-        "*** Quarantined device(s) 1, 3 for the rest of the run: worker could not be reset ***",
+        "*** Retired device(s) 1, 3 for the rest of the run: worker could not be reset ***",
+        "*** Retired device(s) 2 for the rest of the run: an older simpler wrote this ***",
         "*** 1 leftover process(es) killed: sleep (42) ***",
         "simpler: 1 passed -> exit 0",
     ]
 
 
 def test_a_run_that_touched_no_device_or_process_prints_only_its_summary() -> None:
-    assert device_quarantine_lines([record("test", nodeid="t.py::a", outcome="passed")]) == []
+    assert retired_device_lines([record("test", nodeid="t.py::a", outcome="passed")]) == []
     assert report_text([], "simpler: 1 passed -> exit 0") == "simpler: 1 passed -> exit 0"
 
 

@@ -14,11 +14,11 @@ from simpler.reporting import records, report_file
 from simpler.reporting.records import (
     RECORD_TYPES,
     ChildRecord,
+    DeviceRetiredRecord,
     LeftoverRecord,
     OtherRecord,
     PhaseRecord,
     PoisonSkipRecord,
-    QuarantineRecord,
     TestRecord,
     from_dict,
     parse,
@@ -43,7 +43,8 @@ WRITTEN: dict[str, dict[str, Any]] = {
                   "where": None, "nodeid": "t.py::test_b", "attempt": 1},
     "poison_skip": {"selector": "test_hang", "nodeid": "t.py::test_c", "runtime": "hbg",
                     "worker": "a5sim/hbg/dev1/gw1", "reason": "worker poisoned"},
-    "quarantine": {"devices": [1], "reason": "worker could not be reset in L2"},
+    "quarantine": {"devices": [1], "reason": "worker could not be reset in L2"},  # old name
+    "device_retired": {"devices": [2], "reason": "worker could not be reset in L2"},
     "leftover": {"when": "exit", "processes": [{"pid": 42, "name": "sleep", "test": None}]},
     "session": {"stopped": "Interrupted: stopping after 1 failures", "collected": 5,
                 "finished": 2},
@@ -87,7 +88,7 @@ def test_an_unknown_type_is_kept_whole_by_the_records_and_skipped_by_the_file_re
     path = tmp_path / "report.jsonl"
     path.write_text(json.dumps(future) + "\n" + json.dumps(written("quarantine")) + "\n")
     contents = report_file.read_records(path)
-    assert [type(r) for r in contents.records] == [QuarantineRecord]
+    assert [type(r) for r in contents.records] == [DeviceRetiredRecord]
     assert contents.malformed == 1  # docs/design.md: an unknown type is skipped and counted
 
 
@@ -104,14 +105,16 @@ def test_an_old_report_file_reads_as_it_did(tmp_path: Path) -> None:
     assert report.read(path) == [json.loads(line) for line in lines]
     typed = report_file.read_records(path).records
     assert [r.type for r in typed] == list(WRITTEN)
-    phase, test, child, _, poison, quarantine, leftover, *_ = typed
+    phase, test, child, _, poison, quarantine, retired, leftover, *_ = typed
     assert isinstance(phase, PhaseRecord) and phase.is_end and phase.counts == {"passed": 2}
     assert phase.shard == "job cpu-1" and phase.returncode == 0 and phase.duration_s == 1.5
     assert isinstance(test, TestRecord) and test.nodeid == "t.py::test_a" and test.poisoned
     assert test.outcome == "failed" and test.device == 0 and not test.quarantined
     assert isinstance(child, ChildRecord) and child.failed and child.returncode is None
     assert isinstance(poison, PoisonSkipRecord) and poison.worker == "a5sim/hbg/dev1/gw1"
-    assert isinstance(quarantine, QuarantineRecord) and quarantine.devices == (1,)
+    # A file written before "retired" was the word: its quarantine record reads the same.
+    assert isinstance(quarantine, DeviceRetiredRecord) and quarantine.devices == (1,)
+    assert isinstance(retired, DeviceRetiredRecord) and retired.devices == (2,)
     assert isinstance(leftover, LeftoverRecord) and leftover.processes[0]["pid"] == 42
 
 

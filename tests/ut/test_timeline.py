@@ -231,12 +231,12 @@ def test_a_reset_retried_three_times_is_one_marker(tmp_path: Path) -> None:
     assert "force reset (3 times)" in title(mark)
 
 
-def test_a_quarantine_is_a_band_to_the_end_of_the_run(tmp_path: Path) -> None:
+def test_a_retired_device_is_a_band_to_the_end_of_the_run(tmp_path: Path) -> None:
     svg = drawn(tmp_path, a_run())
     (band,) = groups(svg, "band")
     assert band.get("data-device") == "1"
-    assert "quarantined from 6.10 s to the end of the run: could not be reset" in title(band)
-    assert fill(band) == "url(#quarantine)"
+    assert "retired from 6.10 s to the end of the run: could not be reset" in title(band)
+    assert fill(band) == "url(#retired)"
     start, end = span_of(band)
     retry_end = [line for line in svg.iter(f"{NS}line") if line.get("class") == "phase-end"][-1]
     assert end == pytest.approx(float(retry_end.get("x1", 0)), abs=0.2)  # the run's last record
