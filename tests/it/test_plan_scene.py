@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from simpler.reporting.report_file import read_contents
+from simpler.reporting.report_file import read_records
 from simpler.reporting.verdicts import decide_verdicts, select_latest_runs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +26,7 @@ def _simpler(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _verdicts(*paths: Path) -> dict[str, str]:
-    records = select_latest_runs([read_contents(path).records for path in paths])
+    records = select_latest_runs([read_records(path).records for path in paths])
     return {nodeid: v.outcome for nodeid, v in decide_verdicts(records).items()}
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from simpler import report
+from simpler.reporting.report_file import read_records
 from simpler.reporting.summary import summarize
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +39,7 @@ def plain_pytest(tmp_path: Path, *args: str, cwd: Path = ROOT) -> tuple[int, dic
 
 
 def simpler_verdicts(run: Any) -> dict[str, str]:
-    summary = summarize(report.read(run.report))
+    summary = summarize(read_records(run.report).records)
     return {nodeid: verdict.outcome for nodeid, verdict in summary.verdicts.items()}
 
 
