@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from simpler.capacity.model import InputError
+from simpler.capacity.model import InputError, suite_label
 from simpler.capacity.registry import load_registry
 from simpler.capacity.sizing import device_count
 from simpler.contract import EXIT_OK
@@ -142,7 +142,8 @@ def _phase_startups_of(
 
 
 def _registry(path: Path, durations: dict[str, Measured]) -> tuple[list[Unit], int]:
-    """The registry's units (keyed by index) and how many had no device count."""
+    """The registry's units (keyed by index, named by file and suite) and how many had no
+    device count."""
     units: list[Unit] = []
     unsized = 0
     for index, registration in enumerate(load_registry(path, lenient=False).registrations):
@@ -156,7 +157,8 @@ def _registry(path: Path, durations: dict[str, Measured]) -> tuple[list[Unit], i
         seconds, source = (
             (measured.seconds, "durations") if measured else (registration.est_time, "estimate")
         )
-        units.append(Unit(str(index), max(devices or 1, 1), seconds, source))
+        shown = f"{registration.filename} (suite {suite_label(registration.suite)})"
+        units.append(Unit(str(index), max(devices or 1, 1), seconds, source, shown=shown))
     return units, unsized
 
 
