@@ -43,7 +43,7 @@ from simpler.usage import (
     positive_number,
 )
 
-__all__ = ["PlanOptions", "main", "options"]
+__all__ = ["PlanOptions", "build_parser", "main", "options"]
 
 PROG = "simpler plan"
 
@@ -74,13 +74,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _plan_command(argv: list[str]) -> int:
     pytest_args = argv[argv.index("--") + 1 :] if "--" in argv else None
     own = argv[: argv.index("--")] if "--" in argv else argv
-    args = options(_parser().parse_args(own))
+    args = options(build_parser().parse_args(own))
     if (args.registry is None) == (pytest_args is None):
         raise UsageError(f"{PROG}: plan a --registry F or a suite (-- PYTEST_ARGS), one")
     return _plan(args, pytest_args)
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog=PROG, description="A CI matrix planned by device size.")
     parser.add_argument("--registry", type=Path, metavar="F")
     parser.add_argument("--platform", default="a5sim", help="to collect the suite on")
