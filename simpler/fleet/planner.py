@@ -8,7 +8,7 @@ byte, whatever order the units came in. The rules:
   smallest class with at least its device count, or to the class its own marker names
   (which must fit it);
 - within a class, the units are dealt into the fewest jobs whose simulated wall
-  (job_wall.py: the start-up of a run, then per phase its start-up and the Resource
+  (job_estimate.py: the start-up of a run, then per phase its start-up and the Resource
   scheduler's own dry run on the runner's devices) meets the target: longest unit first,
   each to the job with the least work per device so far. With ``jobs`` fixed per class
   instead of a target, that many jobs;
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from simpler.fleet.job_wall import WallModel
+from simpler.fleet.job_estimate import WallModel
 from simpler.fleet.rebalance import Bin, rebalance
 
 __all__ = ["MAX_MATRIX_JOBS", "ClassPlan", "Plan", "PlanError", "RunnerClass", "Unit", "plan"]

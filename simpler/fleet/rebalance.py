@@ -2,7 +2,7 @@
 sooner. Dealing by work per device (planner.py) is fast but blind to what the walls are made
 of: a phase's start-up that only jobs with that phase pay, two-device tests that cannot
 overlap on a two-device runner. Each move here is judged on the walls themselves
-(job_wall.py): a unit leaves the slowest job for the job, of its own class or, for an L2
+(job_estimate.py): a unit leaves the slowest job for the job, of its own class or, for an L2
 file, of a larger one, where the pair's slower wall ends lowest. Deterministic: candidates
 are tried in a fixed order and only a strict improvement is taken.
 """
@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from simpler.fleet.job_wall import PlannedUnit
+from simpler.fleet.job_estimate import PlannedUnit
 
 __all__ = ["MAX_REBALANCED_UNITS", "Bin", "rebalance"]
 
