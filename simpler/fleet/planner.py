@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from simpler.fleet.job_estimate import WallModel
 from simpler.fleet.rebalance import Bin, rebalance
+from simpler.fleet.unit import Unit
 
 __all__ = ["MAX_MATRIX_JOBS", "ClassPlan", "Plan", "PlanError", "RunnerClass", "Unit", "plan"]
 
@@ -31,22 +32,6 @@ MAX_MATRIX_JOBS = 256  # GitHub Actions' limit on the jobs of one matrix
 
 class PlanError(ValueError):
     """Input no plan can be made from: one line for the user (exit 2)."""
-
-
-@dataclass(frozen=True)
-class Unit:
-    key: str  # a node id, an L2 file, or a registry index as text
-    devices: int
-    est_s: float
-    source: str = "estimate"  # where est_s came from: durations, estimate or count
-    runner_devices: int | None = None  # an explicit class (a device_count marker)
-    phase: str | None = None  # the phase that runs it (l2, resource); None: a registration
-
-    @property
-    def movable_up(self) -> bool:
-        """An L2 file may run on a larger runner's idle devices; a test its marker placed
-        and a Resource test stay where they were put."""
-        return self.phase == "l2" and self.runner_devices is None
 
 
 @dataclass(frozen=True)

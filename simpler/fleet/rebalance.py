@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, TypeVar
 
-from simpler.fleet.job_estimate import PlannedUnit
+from simpler.fleet.unit import Unit
 
 __all__ = ["MAX_REBALANCED_UNITS", "Bin", "rebalance"]
 
@@ -22,12 +22,7 @@ __all__ = ["MAX_REBALANCED_UNITS", "Bin", "rebalance"]
 MAX_REBALANCED_UNITS = 400
 
 
-class Movable(PlannedUnit, Protocol):
-    @property
-    def movable_up(self) -> bool: ...  # may go to a larger runner class (an L2 file)
-
-
-U = TypeVar("U", bound=Movable)
+U = TypeVar("U", bound=Unit)
 
 
 @dataclass
