@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.devices import format_devices, parse_devices
 from simpler.scheduler.jobs import Job
+from simpler.scheduler.policies import POLICIES
 from simpler.usage import OneLineParser, UsageError, options_of, positive_int, positive_number
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def add_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     seconds = positive_number("seconds")
     sched = commands.add_parser("schedule", help=HELP)
     sched.add_argument("--devices", required=True, help="the pool: 0, 0-7, 0,2,5, 0,2-4,7")
-    sched.add_argument("--policy", choices=("backfill", "fifo"), default="backfill")
+    sched.add_argument("--policy", choices=POLICIES, default=POLICIES[0])
     sched.add_argument(
         "--dry-run",
         action="store_true",

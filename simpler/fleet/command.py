@@ -32,7 +32,7 @@ from simpler.fleet.planner import PlanError, RunnerClass, Unit, plan
 from simpler.fleet.render import github_matrix, plan_document, plan_table
 from simpler.fleet.suite_units import suite_units
 from simpler.history.durations_export import L2_STARTUP_KEY
-from simpler.reporting.files import write_atomically
+from simpler.reporting.atomic_write import write_atomically
 from simpler.scheduler.durations import Measured, measurements_of
 from simpler.usage import (
     OneLineParser,

@@ -8,7 +8,7 @@ byte, whatever order the units came in. The rules:
   smallest class with at least its device count, or to the class its own marker names
   (which must fit it);
 - within a class, the units are dealt into the fewest jobs whose simulated wall
-  (job_wall.py: the start-up of a run, then per phase its start-up and the Resource
+  (job_estimate.py: the start-up of a run, then per phase its start-up and the Resource
   scheduler's own dry run on the runner's devices) meets the target: longest unit first,
   each to the job with the least work per device so far. With ``jobs`` fixed per class
   instead of a target, that many jobs;
@@ -22,8 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from simpler.fleet.job_wall import WallModel
+from simpler.fleet.job_estimate import WallModel
 from simpler.fleet.rebalance import Bin, rebalance
+from simpler.fleet.unit import Unit
 
 __all__ = ["MAX_MATRIX_JOBS", "ClassPlan", "Plan", "PlanError", "RunnerClass", "Unit", "plan"]
 
@@ -32,29 +33,6 @@ MAX_MATRIX_JOBS = 256  # GitHub Actions' limit on the jobs of one matrix
 
 class PlanError(ValueError):
     """Input no plan can be made from: one line for the user (exit 2)."""
-
-
-@dataclass(frozen=True)
-class Unit:
-    key: str  # a node id, an L2 file, or a registry index as text
-    devices: int
-    est_s: float
-    source: str = "estimate"  # where est_s came from: durations, estimate or count
-    runner_devices: int | None = None  # an explicit class (a device_count marker)
-    phase: str | None = None  # the phase that runs it (l2, resource); None: a registration
-    # How the user wrote it, for messages: a registry index means nothing to them, its file
-    # and suite do. None: the key (a node id or a file is already what they wrote).
-    shown: str | None = None
-
-    @property
-    def name(self) -> str:
-        return self.shown or self.key
-
-    @property
-    def movable_up(self) -> bool:
-        """An L2 file may run on a larger runner's idle devices; a test its marker placed
-        and a Resource test stay where they were put."""
-        return self.phase == "l2" and self.runner_devices is None
 
 
 @dataclass(frozen=True)
