@@ -44,7 +44,7 @@ from simpler.contract import (
     phase_rank,
     strip_ansi,
 )
-from simpler.reporting.files import write_atomically
+from simpler.reporting.atomic_write import write_atomically
 from simpler.reporting.records import ChildRecord, Record, TestRecord
 from simpler.reporting.resource_block import (
     child_failed,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from simpler.reporting import records
-from simpler.reporting.files import make_parent_dir
+from simpler.reporting.atomic_write import make_parent_dir
 from simpler.reporting.records import OtherRecord, Record
 
 __all__ = [
