@@ -1,0 +1,101 @@
+"""How integration tests start processes: `python -m` lines, and `simpler run` as users type it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+from simpler import report
+
+__all__ = ["ROOT", "SimplerRun", "SimplerRunner", "python_m", "sim_faults", "simpler_env"]
+
+ROOT = Path(__file__).resolve().parents[2]
+# What an outer `simpler run` (the project's own scene suite) hands its tests: a run started
+# here must open a run and a report of its own, never write records into the outer one's.
+OUTER_RUN = ("SIMPLER_RUN_ID", "SIMPLER_REPORT")
+
+
+def python_m(module: str, *args: str) -> list[str]:
+    """The command line of ``python -m module args`` on this test's own interpreter."""
+    return [sys.executable, "-m", module, *args]
+
+
+def simpler_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """This process's environment, without the outer run's, a short op timeout, then ``extra``."""
+    inherited = {key: value for key, value in os.environ.items() if key not in OUTER_RUN}
+    return {**inherited, "SIMPLER_OP_TIMEOUT_MS": "150", **(extra or {})}
+
+
+def sim_faults(*specs: str) -> tuple[str, ...]:
+    """``--simpler-sim-fault`` once per spec, as a user lists several faults."""
+    return tuple(arg for spec in specs for arg in ("--simpler-sim-fault", spec))
+
+
+@dataclass
+class SimplerRun:
+    returncode: int
+    stdout: str
+    stderr: str
+    report: Path
+
+    def records(self, record_type: str | None = None, **match: Any) -> list[dict[str, Any]]:
+        if not self.report.exists():
+            return []
+        return [
+            r
+            for r in report.read(self.report)
+            if (record_type is None or r["type"] == record_type)
+            and all(r.get(k) == v for k, v in match.items())
+        ]
+
+    def outcomes(self, phase: str) -> dict[str, str]:
+        return {r["nodeid"]: r["outcome"] for r in self.records("test", phase=phase)}
+
+
+class SimplerRunner:
+    """Runs ``python -m simpler`` to its end; each ``run`` gets a report file of its own."""
+
+    def __init__(self, reports: Path) -> None:
+        self._reports = reports
+        self._numbers = count()
+
+    def __call__(
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        timeout: float = 300,
+        cwd: Path = ROOT,
+    ) -> SimplerRun:
+        path = self._reports / f"report-{next(self._numbers)}.jsonl"
+        child = subprocess.run(
+            python_m("simpler", *_with_report(list(args), path)),
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=simpler_env(env),
+        )
+        return SimplerRun(child.returncode, child.stdout, child.stderr, path)
+
+    def suite(
+        self,
+        *pytest_args: str,
+        device: str = "0-1",
+        platform: str = "a5sim",
+        options: tuple[str, ...] = (),
+        **how: Any,
+    ) -> SimplerRun:
+        """``simpler run --platform a5sim --device 0-1 [options] -- pytest_args``."""
+        run_args = ("run", "--platform", platform, "--device", device, *options)
+        return self(*run_args, "--", *pytest_args, **how)
+
+
+def _with_report(args: list[str], path: Path) -> list[str]:
+    if args and args[0] == "run" and "--report" not in args:
+        return [args[0], "--report", str(path), *args[1:]]
+    return args
