@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import count
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from simpler import report
 
@@ -71,7 +76,7 @@ class SimplerRunner:
         timeout: float = 300,
         cwd: Path = ROOT,
     ) -> SimplerRun:
-        path = self._reports / f"report-{next(self._numbers)}.jsonl"
+        path = self._next_report()
         child = subprocess.run(
             python_m("simpler", *_with_report(list(args), path)),
             cwd=cwd,
@@ -81,6 +86,39 @@ class SimplerRunner:
             env=simpler_env(env),
         )
         return SimplerRun(child.returncode, child.stdout, child.stderr, path)
+
+    def interrupt(
+        self,
+        *args: str,
+        when: Callable[[Path], bool],
+        signum: signal.Signals = signal.SIGINT,
+        env: dict[str, str] | None = None,
+        wait_s: float = 60,
+    ) -> tuple[SimplerRun, list[psutil.Process]]:
+        """Starts ``python -m simpler args``, sends ``signum`` once ``when(report path)`` holds,
+        and waits for its end; also the processes that were below it at the signal."""
+        path = self._next_report()
+        # Device locks of its own: another run on this host must not delay the signal's moment.
+        locks = {"SIMPLER_LOCK_DIR": str(self._reports / "locks")}
+        child = subprocess.Popen(
+            python_m("simpler", *_with_report(list(args), path)),
+            cwd=ROOT,
+            env=simpler_env({**locks, **(env or {})}),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + wait_s  # a hang guard: the event is `when`
+            while not when(path) and child.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.1)
+            ended = child.poll() is not None  # then `when` never held: the test says so
+            below = [] if ended else psutil.Process(child.pid).children(recursive=True)
+            child.send_signal(signum)
+            out, err = child.communicate(timeout=wait_s)
+        finally:
+            child.kill()
+        return SimplerRun(child.returncode, out, err, path), below
 
     def suite(
         self,
@@ -93,6 +131,9 @@ class SimplerRunner:
         """``simpler run --platform a5sim --device 0-1 [options] -- pytest_args``."""
         run_args = ("run", "--platform", platform, "--device", device, *options)
         return self(*run_args, "--", *pytest_args, **how)
+
+    def _next_report(self) -> Path:
+        return self._reports / f"report-{next(self._numbers)}.jsonl"
 
 
 def _with_report(args: list[str], path: Path) -> list[str]:
