@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from pooled_workers import device_error
 
 from simpler import DeviceRuntimeError
 from simpler.runner import Runner, open_runner
@@ -27,14 +28,8 @@ def _ready(platform: str, device: int) -> Runner:
     return r
 
 
-def _hang(r: Runner) -> DeviceRuntimeError:
-    with pytest.raises(DeviceRuntimeError) as caught:
-        r.run("spin")
-    return caught.value
-
-
 def test_spin_is_reaped_with_the_platforms_op_timeout(platform: str, fresh_device: int) -> None:
-    error = _hang(_ready(platform, fresh_device))
+    error = device_error(_ready(platform, fresh_device))
     assert (error.rc, error.where) == OP_TIMEOUT[platform]
     assert (error.device, error.platform) == (fresh_device, platform)
 
@@ -43,7 +38,7 @@ def test_within_process_cascade_ten_of_ten(platform: str, fresh_device: int) -> 
     cascades = 0
     for _ in range(10):
         victim = _ready(platform, fresh_device)
-        _hang(victim)
+        device_error(victim)
         with pytest.raises(DeviceRuntimeError) as fast:
             victim.run("noop")
         with pytest.raises(DeviceRuntimeError) as reinit:
@@ -66,7 +61,7 @@ def test_a_healthy_runner_on_a_poisoned_card_fails_with_the_poisoned_code(
     platform: str, fresh_device: int
 ) -> None:
     bystander = _ready(platform, fresh_device)
-    _hang(_ready(platform, fresh_device))
+    device_error(_ready(platform, fresh_device))
     with pytest.raises(DeviceRuntimeError) as caught:
         bystander.run("noop")
     assert (caught.value.rc, caught.value.where) == POISONED_INIT[platform]
@@ -75,7 +70,7 @@ def test_a_healthy_runner_on_a_poisoned_card_fails_with_the_poisoned_code(
 
 def test_soft_reset_does_not_recover(platform: str, fresh_device: int) -> None:
     r = _ready(platform, fresh_device)
-    _hang(r)
+    device_error(r)
     with pytest.raises(DeviceRuntimeError) as caught:
         r.soft_reset()
     assert (caught.value.rc, caught.value.where) == POISONED_INIT[platform]
@@ -86,7 +81,7 @@ def test_force_reset_recovers_ten_of_ten(platform: str, fresh_device: int) -> No
     recovered = 0
     for _ in range(10):
         r = _ready(platform, fresh_device)
-        _hang(r)
+        device_error(r)
         r.force_reset()
         rebuilt = _ready(platform, fresh_device)
         out = rebuilt.run("vector_add", np.ones(4, np.float32), np.ones(4, np.float32))
@@ -98,7 +93,7 @@ def test_finalize_force_resets_an_unusable_runner_and_confirms_the_card(
     platform: str, fresh_device: int
 ) -> None:
     r = _ready(platform, fresh_device)
-    _hang(r)
+    device_error(r)
     assert r.finalize() == 0
     assert r.probe() and not r.unusable
 
@@ -108,7 +103,7 @@ def test_finalize_reports_failure_when_the_force_reset_fails(
 ) -> None:
     faults("force_reset_fail")
     r = _ready(platform, fresh_device)
-    _hang(r)
+    device_error(r)
     assert r.finalize() == OP_TIMEOUT[platform][0]
     assert not r.probe()
     with pytest.raises(DeviceRuntimeError, match="aclrtResetDeviceForce"):
@@ -120,7 +115,7 @@ def test_force_reset_clears_only_its_card_while_another_keeps_running(
 ) -> None:
     poisoned, busy = fresh_device, fresh_device + 1000
     victim = _ready(platform, poisoned)
-    _hang(victim)
+    device_error(victim)
     worker = _ready(platform, busy)
     a, b = np.ones((160, 160), np.float32), np.ones((160, 160), np.float32)
     results: list[bool] = []
@@ -134,7 +129,7 @@ def test_force_reset_clears_only_its_card_while_another_keeps_running(
     thread.start()
     for _ in range(5):
         victim.force_reset()
-        _hang(_ready(platform, poisoned))
+        device_error(_ready(platform, poisoned))
     victim.force_reset()
     thread.join()
     assert results == [True] * 20
@@ -143,7 +138,7 @@ def test_force_reset_clears_only_its_card_while_another_keeps_running(
 
 
 def test_a_fresh_process_sees_a_clean_card(platform: str, fresh_device: int) -> None:
-    _hang(_ready(platform, fresh_device))
+    device_error(_ready(platform, fresh_device))
     script = (
         "from simpler.runner import open_runner\n"
         f"r = open_runner({platform!r}, {fresh_device})\n"
@@ -157,7 +152,7 @@ def test_a_fresh_process_sees_a_clean_card(platform: str, fresh_device: int) -> 
 
 def test_drain_reports_the_sticky_error(platform: str, fresh_device: int) -> None:
     r = _ready(platform, fresh_device)
-    _hang(r)
+    device_error(r)
     with pytest.raises(DeviceRuntimeError) as caught:
         r.drain(100)
     assert caught.value.rc == OP_TIMEOUT[platform][0]
@@ -169,7 +164,7 @@ def test_drain_false_negative_reports_success_while_probe_says_poisoned(
 ) -> None:
     faults("drain_false_negative")
     r = _ready(platform, fresh_device)
-    _hang(r)
+    device_error(r)
     r.drain(100)  # wrongly says all is well, as seen on a2a3 hardware
     assert not r.probe()
 
@@ -237,7 +232,7 @@ def _inside_the_native_run(thread: threading.Thread) -> bool:
 def test_long_calls_release_the_gil(platform: str, fresh_device: int) -> None:
     r = _ready(platform, fresh_device)
     errors: list[DeviceRuntimeError] = []
-    hanging = threading.Thread(target=lambda: errors.append(_hang(r)))
+    hanging = threading.Thread(target=lambda: errors.append(device_error(r)))
     # No forced switches: this thread can only run Python while the other waits on the card
     # if the call into the card let go of the GIL.
     previous = sys.getswitchinterval()
