@@ -17,7 +17,15 @@ import psutil
 
 from simpler import report
 
-__all__ = ["ROOT", "SimplerRun", "SimplerRunner", "python_m", "sim_faults", "simpler_env"]
+__all__ = [
+    "ROOT",
+    "SimplerRun",
+    "SimplerRunner",
+    "python_m",
+    "run_python_m",
+    "sim_faults",
+    "simpler_env",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 # What an outer `simpler run` (the project's own scene suite) hands its tests: a run started
@@ -28,6 +36,25 @@ OUTER_RUN = ("SIMPLER_RUN_ID", "SIMPLER_REPORT")
 def python_m(module: str, *args: str) -> list[str]:
     """The command line of ``python -m module args`` on this test's own interpreter."""
     return [sys.executable, "-m", module, *args]
+
+
+def run_python_m(
+    module: str,
+    *args: str,
+    cwd: Path = ROOT,
+    env: dict[str, str] | None = None,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess[str]:
+    """``python -m module args`` to its end, output captured as text; ``simpler_env()`` unless
+    ``env`` is given, which is then the child's whole environment."""
+    return subprocess.run(
+        python_m(module, *args),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=simpler_env() if env is None else env,
+    )
 
 
 def simpler_env(extra: dict[str, str] | None = None) -> dict[str, str]:

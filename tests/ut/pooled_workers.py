@@ -5,6 +5,7 @@ Tests of the CUDA runner import it in a child process of their own (tests/ut on 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from recovery import PooledWorker, WorkerKey
 from simpler import DeviceRuntimeError
 
-__all__ = ["device_error", "launch_error", "lifecycle_path", "started_worker"]
+__all__ = ["device_error", "launch_error", "lifecycle_path", "project_worker", "started_worker"]
 
 
 def started_worker(
@@ -30,15 +31,28 @@ def started_worker(
     return pooled
 
 
+def project_worker(
+    records: list[dict[str, Any]], make_runner: Callable[[], Any], **options: Any
+) -> PooledWorker:
+    """A started worker of a project's own runtime (``myhw``, ``own``) on ``make_runner()``."""
+    return started_worker(
+        records,
+        platform="myhw",
+        runtime="own",
+        factory=lambda platform, device: make_runner(),
+        **options,
+    )
+
+
 def lifecycle_path(records: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     """Each lifecycle record as (source, dest, trigger)."""
     return [(r["source"], r["dest"], r["trigger"]) for r in records]
 
 
-def device_error(target: Any, kernel: str = "spin") -> DeviceRuntimeError:
-    """The device error ``target.run(kernel)`` must raise: a Runner's, or a PooledWorker's."""
+def device_error(target: Any, kernel: str = "spin", *inputs: Any) -> DeviceRuntimeError:
+    """The device error ``target.run(kernel, *inputs)`` must raise (a Runner or a PooledWorker)."""
     with pytest.raises(DeviceRuntimeError) as caught:
-        target.run(kernel)
+        target.run(kernel, *inputs)
     return caught.value
 
 

@@ -18,7 +18,7 @@ import pytest
 from pooled_workers import device_error
 
 from simpler import DeviceRuntimeError
-from simpler.runner import Runner, open_runner
+from simpler.runner import Runner, open_runner, set_test_context
 from simpler.runner.platforms import OP_TIMEOUT, POISONED_INIT
 
 
@@ -26,6 +26,12 @@ def _ready(platform: str, device: int) -> Runner:
     r = open_runner(platform, device)
     r.init()
     return r
+
+
+def _ready_with(faults: Callable[[str], object], spec: str, platform: str, device: int) -> Runner:
+    """A ready runner, in a process whose injected faults are ``spec``."""
+    faults(spec)
+    return _ready(platform, device)
 
 
 def test_spin_is_reaped_with_the_platforms_op_timeout(platform: str, fresh_device: int) -> None:
@@ -101,8 +107,7 @@ def test_finalize_force_resets_an_unusable_runner_and_confirms_the_card(
 def test_finalize_reports_failure_when_the_force_reset_fails(
     platform: str, fresh_device: int, faults: Callable[[str], object]
 ) -> None:
-    faults("force_reset_fail")
-    r = _ready(platform, fresh_device)
+    r = _ready_with(faults, "force_reset_fail", platform, fresh_device)
     device_error(r)
     assert r.finalize() == OP_TIMEOUT[platform][0]
     assert not r.probe()
@@ -162,8 +167,7 @@ def test_drain_reports_the_sticky_error(platform: str, fresh_device: int) -> Non
 def test_drain_false_negative_reports_success_while_probe_says_poisoned(
     platform: str, fresh_device: int, faults: Callable[[str], object]
 ) -> None:
-    faults("drain_false_negative")
-    r = _ready(platform, fresh_device)
+    r = _ready_with(faults, "drain_false_negative", platform, fresh_device)
     device_error(r)
     r.drain(100)  # wrongly says all is well, as seen on a2a3 hardware
     assert not r.probe()
@@ -181,32 +185,24 @@ def test_init_fail_fault_fails_init_with_the_platforms_code(
 def test_launch_fail_matches_the_selector_and_attempt(
     platform: str, fresh_device: int, faults: Callable[[str], object]
 ) -> None:
-    from simpler.runner import set_test_context
-
-    faults("launch_fail@TestAdd::test_big#1")
-    r = _ready(platform, fresh_device)
+    r = _ready_with(faults, "launch_fail@TestAdd::test_big#1", platform, fresh_device)
     set_test_context("tests/st/test_add.py::TestAdd::test_big", attempt=2)
     r.run("noop")  # attempt 2 is not selected
     set_test_context("tests/st/test_add.py::TestMul::test_big", attempt=1)
     r.run("noop")  # another test is not selected
     set_test_context("tests/st/test_add.py::TestAdd::test_big", attempt=1)
-    with pytest.raises(DeviceRuntimeError) as caught:
-        r.run("noop")
-    assert (caught.value.rc, caught.value.where) == (207001, "rtKernelLaunchWithHandleV2")
+    error = device_error(r, "noop")
+    assert (error.rc, error.where) == (207001, "rtKernelLaunchWithHandleV2")
     assert not r.probe()
 
 
 def test_hang_fault_turns_a_selected_launch_into_an_op_timeout(
     platform: str, fresh_device: int, faults: Callable[[str], object]
 ) -> None:
-    from simpler.runner import set_test_context
-
-    faults("hang@test_victim")
-    r = _ready(platform, fresh_device)
+    r = _ready_with(faults, "hang@test_victim", platform, fresh_device)
     set_test_context("tests/st/test_x.py::test_victim", attempt=3)
-    with pytest.raises(DeviceRuntimeError) as caught:
-        r.run("vector_add", np.ones(2, np.float32), np.ones(2, np.float32))
-    assert (caught.value.rc, caught.value.where) == OP_TIMEOUT[platform]
+    error = device_error(r, "vector_add", np.ones(2, np.float32), np.ones(2, np.float32))
+    assert (error.rc, error.where) == OP_TIMEOUT[platform]
 
 
 def test_malformed_sim_faults_env_is_a_value_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,7 +10,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from pooled_workers import started_worker
+from pooled_workers import project_worker
 
 from recovery.lifecycle import PooledWorker
 from simpler import DeviceRuntimeError
@@ -61,13 +61,7 @@ def _counted() -> None:
 
 
 def _worker(records: list[dict[str, Any]], **runner: bool) -> PooledWorker:
-    return started_worker(
-        records,
-        platform="myhw",
-        runtime="own",
-        max_attempts=3,
-        factory=lambda platform, device: CountingRunner(**runner),
-    )
+    return project_worker(records, lambda: CountingRunner(**runner), max_attempts=3)
 
 
 def _closed_once_each() -> None:

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
-from pooled_workers import started_worker
+from pooled_workers import project_worker
 
 from simpler import DeviceRuntimeError
 from simpler.plugin.project_runtime import RunnerContractError, runner_factory, translator
@@ -209,12 +209,6 @@ def test_a_project_init_failure_is_translated_and_healed_by_the_lifecycle() -> N
         return error
 
     records: list[dict[str, Any]] = []
-    worker = started_worker(
-        records,
-        platform="myhw",
-        runtime="own",
-        factory=lambda platform, device: _FlakyInit(),
-        translate=translate,
-    )
+    worker = project_worker(records, _FlakyInit, translate=translate)
     assert worker.state == "rebuilt" and isinstance(worker.runner, _FlakyInit)
     assert [(r["dest"], r["rc"]) for r in records][:2] == [("poisoned", 62), ("force_reset", None)]
