@@ -77,6 +77,9 @@ RUN = ("run", "--platform", "a5sim")
 SCHEDULE = ("schedule", "--devices", "0-1")
 JOBS = f"{TMP}/jobs.json"
 REGISTRY = f"{TMP}/registry.json"
+OVER_POOL = (
+    "3 parallel workers asked for, but --device 0-1 names 2 device(s); a device is never shared"
+)
 
 BAD_INPUTS = [
     # simpler run: device specs
@@ -87,7 +90,16 @@ BAD_INPUTS = [
     row("run-device-empty", *RUN, "--device", "", has="device spec is empty"),
     # simpler run: platform, phases, parallelism
     row("run-no-platform", "run", "--device", "0", has="required: --platform"),
-    row("run-unknown-platform", "run", "--platform", "a9", "--device", "0", has="unknown platform"),
+    row("run-no-device", *RUN, has="required: --device"),
+    row(
+        "run-unknown-platform",
+        "run",
+        "--platform",
+        "a9",
+        "--device",
+        "0",
+        has="unknown platform 'a9'",
+    ),
     row(
         "run-cuda-without-driver",
         "run",
@@ -111,11 +123,19 @@ BAD_INPUTS = [
         "illegal_address@x",
         has="platform 'a5sim' cannot inject illegal_address",
     ),
-    row("run-unknown-phase", *RUN, "--device", "0", "--phases", "l2,bogus", has="unknown phase"),
+    row(
+        "run-unknown-phase",
+        *RUN,
+        "--device",
+        "0",
+        "--phases",
+        "l2,bogus",
+        has="unknown phase bogus",
+    ),
     row("run-no-phase", *RUN, "--device", "0", "--phases", ",", has="unknown phase (none)"),
-    row("run-j-over-pool", *RUN, "--device", "0-1", "-j", "3", has="3 parallel workers"),
+    row("run-j-over-pool", *RUN, "--device", "0-1", "-j", "3", has=OVER_POOL),
     row("run-j-zero", *RUN, "--device", "0-1", "-j", "0", has="expected a positive integer"),
-    row("run-xdist-over-pool", *RUN, "--device", "0-1", "--", "-n", "3", has="3 parallel workers"),
+    row("run-xdist-over-pool", *RUN, "--device", "0-1", "--", "-n", "3", has=OVER_POOL),
     # simpler run: timeouts
     row("run-job-timeout-negative", *RUN, "--device", "0", "--job-timeout=-1", has="--job-timeout"),
     row("run-job-timeout-zero", *RUN, "--device", "0", "--job-timeout", "0", has="--job-timeout"),
