@@ -90,13 +90,16 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(tags=["ci"])
 def lint(session: nox.Session) -> None:
-    """ruff and mypy over simpler and recovery; actionlint and the schema over the workflows."""
+    """ruff and mypy over simpler and recovery; actionlint and the schemas over the workflows
+    and dependabot.yml."""
     _python(session, "-m", "ruff", "check", "simpler", "recovery", "tests", "scripts", "noxfile.py")
     _python(session, "-m", "mypy", "simpler", "recovery")
     workflows = sorted(str(p) for p in (ROOT / ".github" / "workflows").glob("*.yml"))
     _python(
         session, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows
     )
+    dependabot = str(ROOT / ".github" / "dependabot.yml")
+    _python(session, "-m", "check_jsonschema", "--builtin-schema", "vendor.dependabot", dependabot)
     _actionlint(session, workflows)
 
 

@@ -8,8 +8,11 @@ Nothing here imports cppyy: the device runner loads in the pytest processes.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 from simpler.coverage.options import split_cov_args
 from simpler.history.schema import HistoryUnusable
@@ -40,6 +43,7 @@ SELF_PARSING = {
 
 def build_parser() -> OneLineParser:
     parser = OneLineParser(prog="simpler", description="Test orchestrator for device test suites.")
+    parser.add_argument("--version", action=_PrintVersions)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     for name, module in COMMANDS.items():
         if name in SELF_PARSING:
@@ -48,6 +52,22 @@ def build_parser() -> OneLineParser:
         else:
             importlib.import_module(module).add_parser(commands)
     return parser
+
+
+class _PrintVersions(argparse.Action):
+    """``--version``: simpler's and its dependencies' versions, one line each. argparse's own
+    version action would rewrap them into one paragraph."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.setdefault("help", "show the versions a bug report needs and exit")
+        super().__init__(option_strings, argparse.SUPPRESS, nargs=0, default=argparse.SUPPRESS,
+                         **kwargs)  # fmt: skip
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from simpler.runner.versions import version_lines
+
+        print("\n".join(version_lines()))
+        parser.exit()
 
 
 def main(argv: list[str] | None = None) -> int:

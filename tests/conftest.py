@@ -20,6 +20,13 @@ if "SIMPLER_LOCK_DIR" not in os.environ and not os.environ.get("SIMPLER_PHASE"):
     os.environ["SIMPLER_LOCK_DIR"] = tempfile.mkdtemp(prefix="simpler-test-locks-")
     atexit.register(shutil.rmtree, os.environ["SIMPLER_LOCK_DIR"], ignore_errors=True)
 
+# A project a test runs (a child pytest, `simpler run`) must see the environment a user's
+# shell gives it, whether or not these tests run under xdist: a project's own conftest may
+# read xdist's worker variables (the example dispatcher gives an xdist worker one device).
+if not os.environ.get("SIMPLER_PHASE"):
+    for _name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        os.environ.pop(_name, None)
+
 PLATFORMS = ("a5sim", "a2a3sim")
 _next_device = itertools.count(100)
 

@@ -260,14 +260,22 @@ def _nightly_problem(value: dict[str, object]) -> str | None:
 
 
 def _describe(entry: _Entry) -> str:
-    """How the user finds the entry: its index, its line, and its filename when it has one."""
+    """How the user finds the entry: its index, its line, and its filename when it has one;
+    in a JSON list, an entry without a filename has no line either: its own text, then."""
     where = f"entry [{entry.position}]"
     if entry.line is not None:
         where += f" at line {entry.line}"
     filename = entry.value.get("filename") if isinstance(entry.value, dict) else None
     if isinstance(filename, str):
         where += f" (filename {filename!r})"
+    elif entry.line is None:
+        where += f" {_excerpt(entry.value)}"
     return where
+
+
+def _excerpt(value: object, width: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _first_of(problems: list[str]) -> str:

@@ -11,6 +11,7 @@ from simpler.commands.shared import NOTHING_RAN_HELP, QUARANTINE_HELP, cov_reque
 from simpler.contract import PHASE_ORDER
 from simpler.coverage.options import add_cov_arguments
 from simpler.orchestrator.options import RunOptions
+from simpler.scheduler.policies import POLICIES
 from simpler.usage import OneLineParser, options_of, positive_int, positive_number
 
 __all__ = ["HELP", "PYTEST_ARGS", "add_parser", "main", "options"]
@@ -49,8 +50,8 @@ def add_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     run.add_argument("--tail-lines", type=positive_int, default=80)
     run.add_argument(
         "--policy",
-        choices=("backfill", "fifo"),
-        default="backfill",
+        choices=POLICIES,
+        default=POLICIES[0],
         help="Resource-phase placement policy",
     )
     run.add_argument("--job-timeout", type=seconds, help="seconds a Resource child may run")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.devices import format_devices, parse_devices
 from simpler.scheduler.jobs import Job
+from simpler.scheduler.policies import POLICIES
 from simpler.usage import OneLineParser, UsageError, options_of, positive_int, positive_number
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def add_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     seconds = positive_number("seconds")
     sched = commands.add_parser("schedule", help=HELP)
     sched.add_argument("--devices", required=True, help="the pool: 0, 0-7, 0,2,5, 0,2-4,7")
-    sched.add_argument("--policy", choices=("backfill", "fifo"), default="backfill")
+    sched.add_argument("--policy", choices=POLICIES, default=POLICIES[0])
     sched.add_argument(
         "--dry-run",
         action="store_true",
@@ -84,7 +85,7 @@ def load_jobs(path: Path) -> list[Job]:
         raise JobsFileError(f"jobs file {path} is not valid JSON: {error}") from None
     if not isinstance(data, list):
         raise JobsFileError(f"jobs file {path} must hold a JSON list of jobs")
-    jobs = [_job(path, i, entry) for i, entry in enumerate(data)]
+    jobs = [_job(path, entry) for entry in data]
     labels = [j.label for j in jobs]
     duplicates = sorted({label for label in labels if labels.count(label) > 1})
     if duplicates:
@@ -92,14 +93,15 @@ def load_jobs(path: Path) -> list[Job]:
     return jobs
 
 
-def _job(path: Path, index: int, entry: Any) -> Job:
-    where = f"jobs file {path}, entry {index}"
+def _job(path: Path, entry: Any) -> Job:
+    # Named as the user wrote it: by its label, else by its own text (an index is not).
+    where = f"jobs file {path}, job {_excerpt(entry)}"
     if not isinstance(entry, dict):
         raise JobsFileError(f"{where}: expected an object, got {type(entry).__name__}")
     label, count, cmd, est = (entry.get(k) for k in ("label", "devices", "cmd", "est_s"))
     if not isinstance(label, str) or not label:
         raise JobsFileError(f"{where}: 'label' must be a non-empty string")
-    where = f"{where} ({label})"
+    where = f"jobs file {path}, job {label!r}"
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise JobsFileError(f"{where}: 'devices' must be a device count of 1 or more")
     if not isinstance(cmd, list) or not cmd or not all(isinstance(a, str) for a in cmd):
@@ -123,6 +125,11 @@ def _job(path: Path, index: int, entry: Any) -> Job:
         None if est is None else float(est),
         None if timeout is None else float(timeout),
     )
+
+
+def _excerpt(value: object, width: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _schedule(args: ScheduleOptions) -> int:

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from simpler.capacity.model import InputError
+from simpler.capacity.model import InputError, suite_label
 from simpler.capacity.registry import load_registry
 from simpler.capacity.sizing import device_count
 from simpler.contract import EXIT_OK
@@ -32,7 +32,7 @@ from simpler.fleet.planner import PlanError, RunnerClass, Unit, plan
 from simpler.fleet.render import github_matrix, plan_document, plan_table
 from simpler.fleet.suite_units import suite_units
 from simpler.history.durations_export import L2_STARTUP_KEY
-from simpler.reporting.files import write_atomically
+from simpler.reporting.atomic_write import write_atomically
 from simpler.scheduler.durations import Measured, measurements_of
 from simpler.usage import (
     OneLineParser,
@@ -43,7 +43,7 @@ from simpler.usage import (
     positive_number,
 )
 
-__all__ = ["PlanOptions", "main", "options"]
+__all__ = ["PlanOptions", "build_parser", "main", "options"]
 
 PROG = "simpler plan"
 
@@ -74,13 +74,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _plan_command(argv: list[str]) -> int:
     pytest_args = argv[argv.index("--") + 1 :] if "--" in argv else None
     own = argv[: argv.index("--")] if "--" in argv else argv
-    args = options(_parser().parse_args(own))
+    args = options(build_parser().parse_args(own))
     if (args.registry is None) == (pytest_args is None):
         raise UsageError(f"{PROG}: plan a --registry F or a suite (-- PYTEST_ARGS), one")
     return _plan(args, pytest_args)
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog=PROG, description="A CI matrix planned by device size.")
     parser.add_argument("--registry", type=Path, metavar="F")
     parser.add_argument("--platform", default="a5sim", help="to collect the suite on")
@@ -142,7 +142,8 @@ def _phase_startups_of(
 
 
 def _registry(path: Path, durations: dict[str, Measured]) -> tuple[list[Unit], int]:
-    """The registry's units (keyed by index) and how many had no device count."""
+    """The registry's units (keyed by index, named by file and suite) and how many had no
+    device count."""
     units: list[Unit] = []
     unsized = 0
     for index, registration in enumerate(load_registry(path, lenient=False).registrations):
@@ -156,7 +157,8 @@ def _registry(path: Path, durations: dict[str, Measured]) -> tuple[list[Unit], i
         seconds, source = (
             (measured.seconds, "durations") if measured else (registration.est_time, "estimate")
         )
-        units.append(Unit(str(index), max(devices or 1, 1), seconds, source))
+        shown = f"{registration.filename} (suite {suite_label(registration.suite)})"
+        units.append(Unit(str(index), max(devices or 1, 1), seconds, source, shown=shown))
     return units, unsized
 
 

@@ -8,7 +8,7 @@ byte, whatever order the units came in. The rules:
   smallest class with at least its device count, or to the class its own marker names
   (which must fit it);
 - within a class, the units are dealt into the fewest jobs whose simulated wall
-  (job_wall.py: the start-up of a run, then per phase its start-up and the Resource
+  (job_estimate.py: the start-up of a run, then per phase its start-up and the Resource
   scheduler's own dry run on the runner's devices) meets the target: longest unit first,
   each to the job with the least work per device so far. With ``jobs`` fixed per class
   instead of a target, that many jobs;
@@ -20,9 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
-from simpler.fleet.job_wall import WallModel
+from simpler.fleet.job_estimate import WallModel
 from simpler.fleet.rebalance import Bin, rebalance
+from simpler.fleet.unit import Unit
 
 __all__ = ["MAX_MATRIX_JOBS", "ClassPlan", "Plan", "PlanError", "RunnerClass", "Unit", "plan"]
 
@@ -31,22 +33,6 @@ MAX_MATRIX_JOBS = 256  # GitHub Actions' limit on the jobs of one matrix
 
 class PlanError(ValueError):
     """Input no plan can be made from: one line for the user (exit 2)."""
-
-
-@dataclass(frozen=True)
-class Unit:
-    key: str  # a node id, an L2 file, or a registry index as text
-    devices: int
-    est_s: float
-    source: str = "estimate"  # where est_s came from: durations, estimate or count
-    runner_devices: int | None = None  # an explicit class (a device_count marker)
-    phase: str | None = None  # the phase that runs it (l2, resource); None: a registration
-
-    @property
-    def movable_up(self) -> bool:
-        """An L2 file may run on a larger runner's idle devices; a test its marker placed
-        and a Resource test stay where they were put."""
-        return self.phase == "l2" and self.runner_devices is None
 
 
 @dataclass(frozen=True)
@@ -105,8 +91,12 @@ def plan(
     if (target_s is None) == (jobs is None):
         raise PlanError("give a target wall time or a job count per class, not both or neither")
     ordered = sorted(classes, key=lambda c: (c.devices, c.label))
-    if len({c.devices for c in ordered}) != len(ordered):
-        raise PlanError("two runner classes with the same device count")
+    for first, second in pairwise(ordered):
+        if first.devices == second.devices:
+            raise PlanError(
+                f"runner classes {first.label} and {second.label} both have {first.devices} "
+                "device(s): give each device count one label"
+            )
     model = WallModel(startup_s, dict(phase_startup_s or {}))
     by_class = _assign(sorted(units, key=lambda u: u.key), ordered)
     bins: list[tuple[RunnerClass, Bin[Unit]]] = []
@@ -114,7 +104,11 @@ def plan(
         members = by_class[runner.devices]
         count = None if jobs is None else jobs.get(runner.devices, 0)
         if count == 0 and members:
-            raise PlanError(f"{len(members)} unit(s) need the {runner.label} class, given 0 jobs")
+            raise PlanError(
+                f"{_names(members)} {'needs' if len(members) == 1 else 'need'} the "
+                f"{runner.label} class, given no jobs: add "
+                f"{runner.devices}=N to --jobs"
+            )
         if members:
             shards = _shards(runner, members, target_s, count, model)
             bins += [(runner, Bin(runner.devices, list(shard))) for shard in shards]
@@ -143,10 +137,13 @@ def _assign(units: Sequence[Unit], classes: Sequence[RunnerClass]) -> dict[int, 
     for unit in units:
         if unit.runner_devices is not None:
             if unit.runner_devices not in by_class:
-                raise PlanError(f"{unit.key} asks for a {unit.runner_devices}-device runner: none")
+                raise PlanError(
+                    f"{unit.name} asks for a {unit.runner_devices}-device runner: no runner "
+                    "class has that many devices"
+                )
             if unit.runner_devices < unit.devices:
                 raise PlanError(
-                    f"{unit.key} needs {unit.devices} devices, its runner class has "
+                    f"{unit.name} needs {unit.devices} devices, its runner class has "
                     f"{unit.runner_devices}"
                 )
             by_class[unit.runner_devices].append(unit)
@@ -154,10 +151,17 @@ def _assign(units: Sequence[Unit], classes: Sequence[RunnerClass]) -> dict[int, 
         fitting = [c.devices for c in classes if c.devices >= unit.devices]
         if not fitting:
             raise PlanError(
-                f"{unit.key} needs {unit.devices} devices; the largest runner class has {largest}"
+                f"{unit.name} needs {unit.devices} devices; the largest runner class has "
+                f"{largest}: add a class of {unit.devices} or more to --runners"
             )
         by_class[fitting[0]].append(unit)
     return by_class
+
+
+def _names(units: Sequence[Unit], shown: int = 3) -> str:
+    """The first few units by name, and how many more: one readable line."""
+    names = ", ".join(unit.name for unit in units[:shown])
+    return names + (f" and {len(units) - shown} more" if len(units) > shown else "")
 
 
 def _shards(

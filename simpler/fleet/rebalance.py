@@ -2,7 +2,7 @@
 sooner. Dealing by work per device (planner.py) is fast but blind to what the walls are made
 of: a phase's start-up that only jobs with that phase pay, two-device tests that cannot
 overlap on a two-device runner. Each move here is judged on the walls themselves
-(job_wall.py): a unit leaves the slowest job for the job, of its own class or, for an L2
+(job_estimate.py): a unit leaves the slowest job for the job, of its own class or, for an L2
 file, of a larger one, where the pair's slower wall ends lowest. Deterministic: candidates
 are tried in a fixed order and only a strict improvement is taken.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, TypeVar
 
-from simpler.fleet.job_wall import PlannedUnit
+from simpler.fleet.unit import Unit
 
 __all__ = ["MAX_REBALANCED_UNITS", "Bin", "rebalance"]
 
@@ -22,12 +22,7 @@ __all__ = ["MAX_REBALANCED_UNITS", "Bin", "rebalance"]
 MAX_REBALANCED_UNITS = 400
 
 
-class Movable(PlannedUnit, Protocol):
-    @property
-    def movable_up(self) -> bool: ...  # may go to a larger runner class (an L2 file)
-
-
-U = TypeVar("U", bound=Movable)
+U = TypeVar("U", bound=Unit)
 
 
 @dataclass

@@ -187,7 +187,7 @@ def _flaky(args: HistoryOptions, conn: sqlite3.Connection) -> int:
 
 
 def _show(args: HistoryOptions, conn: sqlite3.Connection) -> int:
-    from simpler.history.strip import render_show, test_strip
+    from simpler.history.show import render_show, test_strip
 
     marks = test_strip(conn, args.nodeid, window=_window(args))
     print(render_show(args.nodeid, marks), end="")

@@ -1,5 +1,5 @@
 """``simpler history durations --out F``: the learned-durations file, from every run the
-history holds instead of from this machine's runs alone.
+history holds instead of from one machine's runs alone.
 
 The file is the scheduler's own format (``simpler.scheduler.durations``): per key,
 ``{"seconds": S, "samples": [...], "count": N}`` with the last ``KEPT_SAMPLES`` samples,

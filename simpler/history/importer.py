@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from simpler.history.parallel_read import read_in_order
+from simpler.history.parsed_run import SHAPES, ReadRun, RunPart
 from simpler.history.run_meta import MetaSource, RunMeta, RunPhases, record_key
-from simpler.history.run_part import SHAPES, ReadRun, RunPart
 from simpler.history.suites import record_suite
 from simpler.history.verdict_rows import ATTEMPT_COLUMNS, INSERT_VERDICT, verdict_rows
 from simpler.reporting.report_file import RECORD_TYPES, ReportUnreadable

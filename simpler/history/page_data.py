@@ -15,9 +15,9 @@ from pathlib import Path
 from simpler.history.model import StripMark, TestScore
 from simpler.history.page import render_page
 from simpler.history.scores import compute_scores
-from simpler.history.strip import test_strip
+from simpler.history.show import test_strip
 from simpler.history.window import EVERY_RUN, WINDOW_CTE, Window
-from simpler.reporting.files import write_atomically
+from simpler.reporting.atomic_write import write_atomically
 
 __all__ = ["attribution_counts", "write_page"]
 

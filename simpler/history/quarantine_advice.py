@@ -29,7 +29,7 @@ from typing import TypeVar
 from simpler.history.model import TestScore
 from simpler.history.options import HistoryOptions
 from simpler.history.scores import compute_scores
-from simpler.history.strip import test_strip
+from simpler.history.show import test_strip
 from simpler.history.window import Window, select_window, window_runs
 from simpler.reporting.quarantine_file import (
     MAX_DAYS_AHEAD,

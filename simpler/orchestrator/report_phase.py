@@ -164,12 +164,12 @@ def _write_files(records: list[report.Record], options: ReportOptions) -> str:
     if options.junit is not None:
         from simpler.reporting.junit import write_junit
 
-        if _write_file(write_junit, records, options.junit):
+        if not _wrote(write_junit, records, options.junit):
             failed.append(f"--junit {options.junit}")
     if options.timeline is not None:
         from simpler.reporting.timeline import render_timeline
 
-        if _write_file(render_timeline, records, options.timeline):
+        if not _wrote(render_timeline, records, options.timeline):
             failed.append(f"--timeline {options.timeline}")
     return ", ".join(failed)
 
@@ -237,16 +237,16 @@ def _step_summary(
         print(f"::warning::{gha.escape_data(str(error))}")
 
 
-def _write_file(
+def _wrote(
     write: Callable[[list[report.Record], Path], None], records: list[report.Record], path: Path
-) -> int:
-    """Write one of the run's files; a file that cannot be written is exit 3, in one line."""
+) -> bool:
+    """Write one of the run's files; one that cannot be written is said in one line."""
     try:
         write(records, path)
     except OSError as error:  # JUnitUnwritable, TimelineUnwritable: already one clear line
         print(f"error: {error}", file=sys.stderr)
-        return EXIT_INFRA
-    return 0
+        return False
+    return True
 
 
 def report_phase(ctx: RunContext) -> int:

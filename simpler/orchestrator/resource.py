@@ -17,7 +17,7 @@ from simpler.orchestrator.phase_jobs import execute_for_phase
 from simpler.orchestrator.pytest_args import resource_child_argv
 from simpler.orchestrator.quarantine_setup import quarantine_env
 from simpler.orchestrator.run_coverage import coverage_env, result_ended
-from simpler.reporting.queries import quarantined_devices
+from simpler.reporting.recovery_queries import quarantined_devices
 from simpler.scheduler.durations import estimator, load_measurements, record_results
 from simpler.scheduler.executor import ExecutorOptions
 from simpler.scheduler.jobs import Job, JobResult

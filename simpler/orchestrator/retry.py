@@ -21,7 +21,7 @@ from simpler.orchestrator.phase_jobs import execute_for_phase
 from simpler.orchestrator.pytest_args import undistributed_options
 from simpler.orchestrator.pytest_run import phase_call, phase_exit
 from simpler.orchestrator.run_coverage import coverage_env, result_ended
-from simpler.reporting.queries import (
+from simpler.reporting.recovery_queries import (
     poison_skipped,
     poison_skipped_by_worker,
     poison_triggers,

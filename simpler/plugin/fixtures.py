@@ -20,7 +20,7 @@ from simpler.plugin.needs import BadHookAnswer, runtime_of
 from simpler.plugin.options import PluginSettings, one_runtime_per_device, resolve_settings
 from simpler.plugin.project_runtime import RunnerContractError, runner_factory, translator
 from simpler.plugin.state import POOL, SETTINGS, TRACE, write_record
-from simpler.plugin.test_records import TestTrace
+from simpler.plugin.test_records import AttemptTrace
 from simpler.plugin.worker_pool import WorkerPool
 from simpler.runner.cuda_driver import CudaUnavailable
 
@@ -96,7 +96,7 @@ def pooled_worker(request: pytest.FixtureRequest) -> Iterator[PooledWorker]:
         # The project's runner cannot be driven, or platform cuda finds no NVIDIA driver:
         # one line, and a usage error's exit status (simpler run refuses both up front).
         pytest.exit(f"simpler: {error}", returncode=pytest.ExitCode.USAGE_ERROR)
-    trace = request.node.stash.setdefault(TRACE, TestTrace())
+    trace = request.node.stash.setdefault(TRACE, AttemptTrace())
     trace.worker, trace.runtime, trace.device = str(pooled.key), runtime, pooled.key.device
     trace.pooled = pooled
     if not pooled.runnable:
@@ -124,7 +124,7 @@ def _end_xdist_worker() -> None:
 
 
 def _refuse_unrunnable(
-    pooled: PooledWorker, nodeid: str, settings: PluginSettings, trace: TestTrace
+    pooled: PooledWorker, nodeid: str, settings: PluginSettings, trace: AttemptTrace
 ) -> None:
     if settings.phase == "retry" and settings.retry_role != "victim":
         # A trigger's own fresh process was its last chance: a failure, not another skip.

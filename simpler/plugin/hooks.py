@@ -46,19 +46,21 @@ from simpler.plugin.project_binding import (
 )
 from simpler.plugin.state import (
     ACTIVE,
+    FINISHED,
     POOL,
     PROGRESS,
     SETTINGS,
     TRACE,
+    FinishedTests,
     is_active,
     write_record,
 )
 from simpler.plugin.test_records import (
     CALL_DEVICE_ERROR,
     HELD_WORKER,
+    AttemptTrace,
     HeldWorker,
     ReportedDeviceError,
-    TestTrace,
     build_test_record,
 )
 
@@ -72,7 +74,6 @@ __all__ = [
     "pytest_collection_modifyitems",
     "pytest_configure",
     "pytest_report_teststatus",
-    "pytest_runtest_logreport",
     "pytest_runtest_makereport",
     "pytest_runtest_protocol",
     "pytest_sessionfinish",
@@ -148,6 +149,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return  # invisible: no records, no output, no faults, no xdist hooks
     settings = resolve_settings(config)
     config.stash[SETTINGS] = settings
+    config.stash[FINISHED] = FinishedTests()
+    config.pluginmanager.register(config.stash[FINISHED], "simpler-finished-tests")
     _measure_coverage(config, settings)
     guard = DeadlineGuard.here()
     if guard is not None:
@@ -247,7 +250,7 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object
     from simpler import runner
 
     settings = item.config.stash[SETTINGS]
-    item.stash[TRACE] = TestTrace()
+    item.stash[TRACE] = AttemptTrace()
     runner.set_test_context(item.nodeid, settings.attempt)
     try:
         return (yield)
@@ -286,7 +289,7 @@ def pytest_runtest_makereport(
     return test_report
 
 
-def _call_device_error(item: pytest.Item, trace: TestTrace) -> ReportedDeviceError | None:
+def _call_device_error(item: pytest.Item, trace: AttemptTrace) -> ReportedDeviceError | None:
     """The test's device error (the project's hook translates its own), or the runner's word
     that the process must end when the test caught the error and passed."""
     pool = item.config.stash.get(POOL, None)
@@ -328,14 +331,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     write_listing(Path(target), session.items, pooled=uses_pooled_worker)
 
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.when == "teardown":
-        _finished_tests[0] += 1
-
-
-_finished_tests = [0]  # tests this process saw end (an xdist controller: all of its workers')
-
-
 def pytest_sessionfinish(session: pytest.Session) -> None:
     pool = session.config.stash.get(POOL, None)
     if pool is not None:
@@ -353,7 +348,7 @@ def _record_early_stop(session: pytest.Session) -> None:
         "type": "session",
         "stopped": str(stopped),
         "collected": session.testscollected,
-        "finished": _finished_tests[0],
+        "finished": config.stash[FINISHED].count,
     }
     write_record(config.stash[SETTINGS], record)
 

@@ -9,17 +9,44 @@ import pytest
 from simpler.plugin.class_progress import ClassProgress
 from simpler.plugin.options import PluginSettings
 from simpler.plugin.quarantine_marks import mark_test_quarantine
-from simpler.plugin.test_records import TestTrace
+from simpler.plugin.test_records import AttemptTrace
 from simpler.plugin.worker_pool import WorkerPool
 from simpler.reporting import report_file
 
-__all__ = ["ACTIVE", "POOL", "PROGRESS", "SETTINGS", "TRACE", "is_active", "write_record"]
+__all__ = [
+    "ACTIVE",
+    "FINISHED",
+    "POOL",
+    "PROGRESS",
+    "SETTINGS",
+    "TRACE",
+    "FinishedTests",
+    "is_active",
+    "write_record",
+]
 
 ACTIVE = pytest.StashKey[bool]()  # asked for (simpler run, a --simpler-... option or ini key)
 SETTINGS = pytest.StashKey[PluginSettings]()
 POOL = pytest.StashKey[WorkerPool]()
 PROGRESS = pytest.StashKey[ClassProgress]()
-TRACE = pytest.StashKey[TestTrace]()
+TRACE = pytest.StashKey[AttemptTrace]()
+
+
+class FinishedTests:
+    """Counts the tests a session saw end (an xdist controller: all of its workers').
+
+    Kept per session, not per module: pytest's in-process runs (pytester) share one module.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "teardown":
+            self.count += 1
+
+
+FINISHED = pytest.StashKey[FinishedTests]()
 
 
 def is_active(config: pytest.Config) -> bool:

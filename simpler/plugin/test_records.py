@@ -13,9 +13,9 @@ __all__ = [
     "CALL_DEVICE_ERROR",
     "HELD_WORKER",
     "TAIL_LINES",
+    "AttemptTrace",
     "HeldWorker",
     "ReportedDeviceError",
-    "TestTrace",
     "build_crash_record",
     "build_not_run_record",
     "build_test_record",
@@ -85,7 +85,7 @@ class ReportedDeviceError:
 
 
 @dataclass
-class TestTrace:
+class AttemptTrace:
     """What the plugin learns about one test while it runs."""
 
     reports: list[pytest.TestReport] = field(default_factory=list)
@@ -102,7 +102,7 @@ class TestTrace:
 
 
 def build_test_record(
-    nodeid: str, trace: TestTrace, *, attempt: int, retry_role: str | None
+    nodeid: str, trace: AttemptTrace, *, attempt: int, retry_role: str | None
 ) -> dict[str, Any]:
     outcome, telling = _outcome(trace)
     if outcome == "passed" and retry_role is not None:
@@ -207,7 +207,7 @@ def build_not_run_record(nodeid: str, *, reason: str, attempt: int) -> dict[str,
     }
 
 
-def _outcome(trace: TestTrace) -> tuple[str, list[pytest.TestReport]]:
+def _outcome(trace: AttemptTrace) -> tuple[str, list[pytest.TestReport]]:
     """pytest's outcome for the test, and the reports that tell why (none when it passed).
 
     A call failure followed by a teardown error is ``failed`` (pytest counts both) and keeps
@@ -228,7 +228,7 @@ def _outcome(trace: TestTrace) -> tuple[str, list[pytest.TestReport]]:
     return "passed", []
 
 
-def _message(reports: list[pytest.TestReport], trace: TestTrace) -> str:
+def _message(reports: list[pytest.TestReport], trace: AttemptTrace) -> str:
     if trace.poison_skip_reason:
         return trace.poison_skip_reason
     parts = [_report_message(report, trace) for report in reports]
@@ -240,7 +240,7 @@ def _message(reports: list[pytest.TestReport], trace: TestTrace) -> str:
     return text[:MESSAGE_CHARS]
 
 
-def _report_message(report: pytest.TestReport, trace: TestTrace) -> str:
+def _report_message(report: pytest.TestReport, trace: AttemptTrace) -> str:
     """One line, as pytest's short summary says it: ``RuntimeError: setup boom``."""
     if report.failed and report.when == "call" and trace.error is not None:
         text = f"{type(trace.error).__name__}: {trace.error}"

@@ -38,7 +38,7 @@ from junitparser.xunit2 import (
 )
 
 from simpler.contract import GREEN_OUTCOMES, PASSING_OUTCOMES, PHASE_ORDER, strip_ansi
-from simpler.reporting.files import write_atomically
+from simpler.reporting.atomic_write import write_atomically
 from simpler.reporting.report_file import Record
 from simpler.reporting.resource_block import (
     child_failed,

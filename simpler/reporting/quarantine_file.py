@@ -2,7 +2,7 @@
 
 A quarantined *test* still runs in every phase; its records add ``quarantined: true`` and
 its failure does not change the exit code (not the device quarantine of a faulted card:
-``quarantine`` records, ``simpler.reporting.queries``). Format: docs/quarantine.md.
+``quarantine`` records, ``simpler.reporting.recovery_queries``). Format: docs/quarantine.md.
 An entry is active through its ``expires`` day, then *expired*: still loaded, so the
 summary can say its test gates again. Anything else wrong is a :class:`QuarantineFileError`,
 one line naming file and line: a file that quietly quarantines nothing (or everything)
@@ -20,7 +20,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from simpler.reporting.files import write_atomically
+from simpler.reporting.atomic_write import write_atomically
 from simpler.reporting.toml_text import toml_string
 
 __all__ = [

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simpler.reporting.files import make_parent_dir
+from simpler.reporting.atomic_write import make_parent_dir
 
 __all__ = [
     "DEFAULT_REPORT",

@@ -42,6 +42,7 @@ __all__ = [
     "check_user_library",
     "is_loaded",
     "load",
+    "simulator_library",
 ]
 
 SOURCE_DIR = Path(__file__).resolve().parent
@@ -236,8 +237,13 @@ def _check_header(cppyy: Any, header: str) -> None:
         )
 
 
+def simulator_library() -> Path:
+    """Where the simulator's compiled library lives once built (keyed by its sources)."""
+    return cache_dir() / f"simcard-{_sources_key()}.so"
+
+
 def _load_simulator(cppyy: Any) -> str:
-    library = cache_dir() / f"simcard-{_sources_key()}.so"
+    library = simulator_library()
     if library.exists():
         cppyy.load_library(str(library))
         return "cached-library"

@@ -1,8 +1,11 @@
-"""The README's two set-up commands, as typed: CI runs the test one, and the scene-suite one
-sets up with an externally managed (PEP 668) system Python such as Debian's or Ubuntu's."""
+"""The commands the README shows, as typed: of the two set-up commands, CI runs the test one,
+and the scene-suite one sets up with an externally managed (PEP 668) system Python such as
+Debian's or Ubuntu's; the five commands a user types most are each accepted by simpler's
+own parser, and the paths they name exist."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shlex
@@ -12,18 +15,26 @@ from pathlib import Path
 
 import pytest
 
+from simpler.cli import COMMANDS, SELF_PARSING, build_parser
+
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 
 
+def _bash_block(heading: str) -> list[str]:
+    """The commands of the ```bash block under the README's ``## heading``."""
+    readme = (ROOT / "README.md").read_text()
+    assert f"## {heading}\n" in readme, f"README has no '## {heading}' section"
+    section = readme.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```bash\n(.*?)```", section, re.DOTALL)
+    assert block, f"README's '{heading}' has no ```bash block"
+    lines = [line.strip() for line in block.group(1).splitlines()]
+    return [line for line in lines if line and not line.startswith("#")]
+
+
 def _readme_commands() -> dict[str, str]:
     """The commands of the "Set up and run" section's code block, by the session they run."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Set up and run", 1)[1].split("\n## ", 1)[0]
-    block = re.search(r"```bash\n(.*?)```", section, re.DOTALL)
-    assert block, "README's 'Set up and run' has no ```bash block"
-    lines = [line.strip() for line in block.group(1).splitlines()]
-    commands = [line for line in lines if line and not line.startswith("#")]
+    commands = _bash_block("Set up and run")
     by_session = {}
     for command in commands:
         session = re.search(r"nox -s (\S+)$", command)
@@ -36,6 +47,34 @@ def _readme_commands() -> dict[str, str]:
 def test_ci_runs_exactly_the_readme_test_command() -> None:
     ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
     assert _readme_commands()["tests"] in ci_lines
+
+
+FIVE_COMMANDS = "The five commands you will type most"
+
+
+def _accepts(argv: list[str]) -> None:
+    """simpler's own parser for the command takes ``argv`` (``simpler`` left off): what a
+    typo in an option or a command the README shows would make it refuse."""
+    own = argv[: argv.index("--")] if "--" in argv else argv
+    if own[0] in SELF_PARSING:
+        importlib.import_module(COMMANDS[own[0]]).build_parser().parse_args(own[1:])
+    else:
+        build_parser().parse_args(own)
+
+
+def test_the_five_commands_shown_are_simplers_own(capsys: pytest.CaptureFixture[str]) -> None:
+    commands = _bash_block(FIVE_COMMANDS)
+    assert len(commands) == 5 and all(c.startswith("simpler ") for c in commands), commands
+    for command in commands:
+        argv = shlex.split(command)[1:]
+        try:
+            _accepts(argv)
+        except SystemExit as exited:  # --version prints and exits 0
+            assert exited.code in (0, None), f"README: `{command}` exits {exited.code}"
+        pytest_args = argv[argv.index("--") + 1 :] if "--" in argv else []
+        paths = [arg for arg in pytest_args if not arg.startswith("-") and "/" in arg]
+        assert all((ROOT / path).exists() for path in paths), f"README: `{command}`"
+    capsys.readouterr()
 
 
 def _externally_managed_system_python() -> str | None:

@@ -80,7 +80,7 @@ def test_measured_durations_replace_the_estimates(
         (["--runners", "1=gpu-1,2=gpu-2", "--target-minutes", "15"], "largest runner class has 2"),
         (["--runners", "one=gpu-1", "--target-minutes", "15"], "--runners"),
         (["--runners", RUNNERS, "--target-minutes", "0"], "--target-minutes"),
-        (["--runners", RUNNERS, "--jobs", "1=2"], "given 0 jobs"),
+        (["--runners", RUNNERS, "--jobs", "1=2"], "given no jobs"),
         (["--runners", RUNNERS, "--target-minutes", "15", "--durations", "BAD"], "durations"),
     ],
 )

@@ -13,7 +13,7 @@ import pytest
 from history_rows import HOUR, T0, Try, add_run, add_test, open_db, seed
 
 from simpler.history.model import StripMark
-from simpler.history.strip import mark_of, render_show, test_strip
+from simpler.history.show import mark_of, render_show, test_strip
 from simpler.history.window import select_window
 
 

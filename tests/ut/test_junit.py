@@ -214,6 +214,11 @@ def test_no_children_means_only_tests(tmp_path: Path) -> None:
     assert len(list(suite(xml, TESTS_SUITE))) == 1
 
 
+@pytest.mark.skipif(
+    tuple(pytest.version_tuple[:2]) < (9, 2),
+    reason="the reference is pytest 9.2's own junitxml naming; older ones name some ids "
+    f"otherwise (this is pytest {pytest.__version__})",
+)
 @pytest.mark.parametrize(
     "nodeid",
     [

@@ -9,7 +9,17 @@ from pathlib import Path
 
 import pytest
 
+from simpler.plugin.served_fixture import MIN_PYTEST
+
 pytest_plugins = ["pytester"]
+
+# Under simpler, this project's worker fixture is served by the pool, which an older pytest
+# cannot do: there the run stops with one line (docs/setup.md, Versions), tested elsewhere.
+SERVED = pytest.mark.skipif(
+    tuple(pytest.version_tuple[:2]) < MIN_PYTEST,
+    reason=f"serving a project's worker fixture needs pytest {'.'.join(map(str, MIN_PYTEST))} "
+    f"(this is pytest {pytest.__version__})",
+)
 
 ACTIVE = ("--simpler-platform", "fake", "--simpler-device", "4,5")
 
@@ -92,6 +102,7 @@ def _seen(pytester: pytest.Pytester, worker: str = "main") -> dict[str, str]:
     return dict(json.loads((pytester.path / f"seen-{worker}.json").read_text()))
 
 
+@SERVED
 def test_the_pool_serves_the_named_fixture_except_overrides_and_resource_tests(
     project: pytest.Pytester,
 ) -> None:
@@ -106,6 +117,7 @@ def test_plain_pytest_keeps_the_projects_fixture_and_options(project: pytest.Pyt
     assert _seen(project) == {"platform": "mine", "device": "0"}
 
 
+@SERVED
 def test_the_projects_options_hold_the_platform_and_devices_before_its_configure(
     project: pytest.Pytester,
 ) -> None:
@@ -113,12 +125,14 @@ def test_the_projects_options_hold_the_platform_and_devices_before_its_configure
     assert _seen(project) == {"platform": "fake", "device": "4-5"}
 
 
+@SERVED
 def test_each_xdist_worker_sees_only_its_own_device(project: pytest.Pytester) -> None:
     project.runpytest_subprocess(*ACTIVE, "-n", "2", "-p", "xdist").assert_outcomes(passed=3)
     seen = {worker: _seen(project, worker)["device"] for worker in ("gw0", "gw1")}
     assert sorted(seen.values()) == ["4", "5"], seen
 
 
+@SERVED
 def test_the_projects_own_dispatcher_runs_in_plain_pytest_only(
     project: pytest.Pytester,
 ) -> None:
@@ -141,11 +155,13 @@ def pytest_runtestloop(session):
 """
 
 
+@SERVED
 def test_a_tryfirst_loop_of_the_root_conftest_is_bypassed(project: pytest.Pytester) -> None:
     project.makeconftest(PROJECT + TRYFIRST_LOOP)
     project.runpytest_inprocess(*ACTIVE).assert_outcomes(passed=3)
 
 
+@SERVED
 def test_a_loop_that_runs_before_simplers_stops_the_session(project: pytest.Pytester) -> None:
     """A folder's conftest is registered during collection, after simpler's bypass: its
     tryfirst loop would be called first, and nothing can stop it dispatching."""
@@ -159,6 +175,7 @@ def test_a_loop_that_runs_before_simplers_stops_the_session(project: pytest.Pyte
     )
 
 
+@SERVED
 def test_a_wrapper_around_the_loop_still_wraps_it_once(project: pytest.Pytester) -> None:
     project.makeconftest(
         PROJECT + "\n@pytest.hookimpl(wrapper=True)\ndef pytest_runtestloop(session):\n"
@@ -173,4 +190,21 @@ def test_an_ini_key_naming_no_option_is_one_line(project: pytest.Pytester, key: 
     done = project.runpytest_inprocess(*ACTIVE, "-o", f"{key}=devize")
     assert done.ret == pytest.ExitCode.USAGE_ERROR
     done.stderr.fnmatch_lines([f"ERROR: ini {key} = devize: this project has no option 'devize'*"])
+    assert not list(project.path.glob("seen-*.json"))  # nothing of the project's ran
+
+
+def test_a_pytest_too_old_to_serve_the_fixture_stops_the_run_in_one_line(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The last pytest before the floor of the feature, whatever pytest runs this test.
+    monkeypatch.setattr(pytest, "version_tuple", (*MIN_PYTEST[:1], MIN_PYTEST[1] - 1, 0))
+    done = project.runpytest_inprocess(*ACTIVE)
+    assert done.ret == pytest.ExitCode.USAGE_ERROR
+    needed = ".".join(map(str, MIN_PYTEST))
+    done.stderr.fnmatch_lines(
+        [
+            "ERROR: ini simpler_worker_fixture = st_worker: serving a project's own worker "
+            f"fixture needs pytest {needed} or later (this is pytest *)"
+        ]
+    )
     assert not list(project.path.glob("seen-*.json"))  # nothing of the project's ran

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from simpler.scheduler.policies.backfill import PROMOTION_MARGIN, BackfillPolicy
-from simpler.scheduler.policies.base import Estimate, Placement, Policy
+from simpler.scheduler.policies.base import Estimate, PickState, Placement, Policy
 from simpler.scheduler.policies.fifo import FifoPolicy
 
 if TYPE_CHECKING:
@@ -23,6 +23,7 @@ __all__ = [
     "POLICY_CLASSES",
     "PROMOTION_MARGIN",
     "Estimate",
+    "PickState",
     "Policy",
     "lower_bound",
     "order_jobs",
@@ -64,7 +65,7 @@ def pick(
 
     ``waiting`` is in :func:`order_jobs` order; its first job is the head.
     """
-    return policy_named(policy).pick(waiting, free, running, now, estimate)
+    return policy_named(policy).pick(PickState(waiting, free, running, now, estimate))
 
 
 def unfittable(jobs: Sequence[Job], pool_size: int) -> list[Job]:

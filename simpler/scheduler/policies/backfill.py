@@ -5,10 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from simpler.scheduler.policies.base import Estimate, Placement, Policy, start_from_head, take
+from simpler.scheduler.policies.base import (
+    Estimate,
+    PickState,
+    Placement,
+    Policy,
+    start_from_head,
+    take,
+)
 
 if TYPE_CHECKING:
-    from simpler.scheduler.jobs import Job, Running
+    from simpler.scheduler.jobs import Job
 
 __all__ = ["PROMOTION_MARGIN", "BackfillPolicy"]
 
@@ -65,14 +72,7 @@ class BackfillPolicy(Policy):
         promoted.sort(key=lambda job: (-seconds[id(job)], -job.devices, job.label))
         return promoted + by_size
 
-    def pick(
-        self,
-        waiting: Sequence[Job],
-        free: Sequence[int],
-        running: Sequence[Running],
-        now: float,
-        estimate: Estimate,
-    ) -> list[Placement]:
+    def pick(self, state: PickState) -> list[Placement]:
         """EASY backfilling. Jobs start from the head while they fit. When the head does not
         fit, it gets a reservation: the earliest time at which enough devices are free for
         it, counting the devices that running jobs release at their ``expected_end_s``. A
@@ -88,11 +88,12 @@ class BackfillPolicy(Policy):
         running past its estimate counts as ending now, so it delays the head only as much
         as it actually overruns.
         """
-        started, available = start_from_head(waiting, free)
+        waiting, now, estimate = state.waiting, state.now, state.estimate
+        started, available = start_from_head(waiting, state.free)
         if len(started) == len(waiting):
             return started
         # Running jobs and the ones started in this call, as (expected end, devices held).
-        releases = [(max(run.expected_end_s, now), len(run.devices)) for run in running]
+        releases = [(max(run.expected_end_s, now), len(run.devices)) for run in state.running]
         releases += [(now + estimate(job), job.devices) for job, _ in started]
 
         head = waiting[len(started)]

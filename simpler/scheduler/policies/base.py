@@ -9,15 +9,27 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
     from simpler.scheduler.jobs import Job, Running
 
-__all__ = ["Estimate", "Placement", "Policy", "start_from_head", "take"]
+__all__ = ["Estimate", "PickState", "Placement", "Policy", "start_from_head", "take"]
 
 Estimate = Callable[["Job"], float]
 Placement = tuple["Job", tuple[int, ...]]  # a job and the device ids it starts on
+
+
+@dataclass(frozen=True)
+class PickState:
+    """All a policy sees when it picks: one instant of the executor or of the dry run."""
+
+    waiting: Sequence[Job]  # in the policy's order: the first is the head of the line
+    free: Sequence[int]  # device ids
+    running: Sequence[Running]
+    now: float
+    estimate: Estimate
 
 
 class Policy(ABC):
@@ -30,14 +42,7 @@ class Policy(ABC):
         """The order in which this policy considers ``jobs`` on ``pool_size`` devices."""
 
     @abstractmethod
-    def pick(
-        self,
-        waiting: Sequence[Job],
-        free: Sequence[int],
-        running: Sequence[Running],
-        now: float,
-        estimate: Estimate,
-    ) -> list[Placement]:
+    def pick(self, state: PickState) -> list[Placement]:
         """The waiting jobs (in :meth:`order`) that start at ``now``, each with its devices."""
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from simpler.scheduler.policies.base import Estimate, Placement, Policy, start_from_head
+from simpler.scheduler.policies.base import Estimate, PickState, Placement, Policy, start_from_head
 
 if TYPE_CHECKING:
-    from simpler.scheduler.jobs import Job, Running
+    from simpler.scheduler.jobs import Job
 
 __all__ = ["FifoPolicy"]
 
@@ -22,13 +22,6 @@ class FifoPolicy(Policy):
     def order(self, jobs: Sequence[Job], estimate: Estimate, pool_size: int | None) -> list[Job]:
         return list(jobs)
 
-    def pick(
-        self,
-        waiting: Sequence[Job],
-        free: Sequence[int],
-        running: Sequence[Running],
-        now: float,
-        estimate: Estimate,
-    ) -> list[Placement]:
-        started, _ = start_from_head(waiting, free)
+    def pick(self, state: PickState) -> list[Placement]:
+        started, _ = start_from_head(state.waiting, state.free)
         return started

@@ -7,23 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
+from simpler.fleet.unit import Unit
 from simpler.scheduler.jobs import Job
 from simpler.scheduler.simulate import dry_run
 
-__all__ = ["PlannedUnit", "WallModel"]
-
-
-class PlannedUnit(Protocol):
-    @property
-    def key(self) -> str: ...
-    @property
-    def devices(self) -> int: ...
-    @property
-    def est_s(self) -> float: ...
-    @property
-    def phase(self) -> str | None: ...
+__all__ = ["WallModel"]
 
 
 @dataclass(frozen=True)
@@ -31,7 +20,7 @@ class WallModel:
     startup_s: float = 0.0  # what starting one run costs a job
     phase_startup_s: Mapping[str, float] = field(default_factory=dict)  # per phase it has
 
-    def wall(self, shard: Sequence[PlannedUnit], devices: int) -> float:
+    def wall(self, shard: Sequence[Unit], devices: int) -> float:
         phases: dict[str | None, list[Job]] = {}
         for unit in shard:
             job = Job(label=unit.key, devices=unit.devices, argv=(), est_s=unit.est_s)
