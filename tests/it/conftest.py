@@ -13,4 +13,6 @@ SCENARIOS = "tests/it/scenarios"
 
 @pytest.fixture
 def simpler_run(tmp_path: Path) -> SimplerRunner:
+    """``simpler_run(*args)``, ``.suite(*pytest_args)``, ``.interrupt(...)``: each run to its end
+    in a process of its own, its report in this test's tmp_path (tests/it/processes.py)."""
     return SimplerRunner(tmp_path)
