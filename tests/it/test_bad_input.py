@@ -74,9 +74,57 @@ def row(
 
 
 RUN = ("run", "--platform", "a5sim")
+RUN_ON_0 = (*RUN, "--device", "0")
 SCHEDULE = ("schedule", "--devices", "0-1")
 JOBS = f"{TMP}/jobs.json"
 REGISTRY = f"{TMP}/registry.json"
+ONE_JOB = [_JOB]  # a good jobs file, for the rows whose fault is elsewhere
+ONE_REGISTRATION = [{**_REGISTRATION, "est_time": 1}]  # a good registry, likewise
+VALID = f"{TMP}/valid.jsonl"  # holds VALID_REPORT
+IN_THE_WAY = {"file.txt": ""}  # a file where a row's output wants a folder of that name
+OVER_POOL = (
+    "3 parallel workers asked for, but --device 0-1 names 2 device(s); a device is never shared"
+)
+
+
+def _file(name: str, content: object) -> dict[str, str | bytes]:
+    """``{name: content}`` for a row's files: text and bytes as they are, anything else as JSON;
+    None for no file at all."""
+    if content is None:
+        return {}
+    return {name: content if isinstance(content, (str, bytes)) else _json(content)}
+
+
+def schedule(
+    test_id: str,
+    *flags: str,
+    devices: tuple[str, ...] = ("--devices", "0-1"),
+    jobs: object = ONE_JOB,
+    has: str,
+) -> pytest.ParameterSet:
+    """``simpler schedule DEVICES FLAGS JOBS``, the jobs file holding ``jobs``."""
+    return row(test_id, "schedule", *devices, *flags, JOBS, files=_file("jobs.json", jobs), has=has)
+
+
+def capacity(
+    test_id: str, *flags: str, registry: object = ONE_REGISTRATION, has: str
+) -> pytest.ParameterSet:
+    """``simpler capacity --registry REGISTRY FLAGS``, the registry holding ``registry``."""
+    files = _file("registry.json", registry)
+    return row(test_id, "capacity", "--registry", REGISTRY, *flags, files=files, has=has)
+
+
+def valid_report(
+    test_id: str,
+    *flags: str,
+    code: int = EXIT_USAGE,
+    has: str,
+    files: dict[str, str | bytes] | None = None,
+) -> pytest.ParameterSet:
+    """``simpler report --file`` a valid report, then ``FLAGS``; ``files`` beside it."""
+    files = {"valid.jsonl": VALID_REPORT, **(files or {})}
+    return row(test_id, "report", "--file", VALID, *flags, files=files, code=code, has=has)
+
 
 BAD_INPUTS = [
     # simpler run: device specs
@@ -87,7 +135,16 @@ BAD_INPUTS = [
     row("run-device-empty", *RUN, "--device", "", has="device spec is empty"),
     # simpler run: platform, phases, parallelism
     row("run-no-platform", "run", "--device", "0", has="required: --platform"),
-    row("run-unknown-platform", "run", "--platform", "a9", "--device", "0", has="unknown platform"),
+    row("run-no-device", *RUN, has="required: --device"),
+    row(
+        "run-unknown-platform",
+        "run",
+        "--platform",
+        "a9",
+        "--device",
+        "0",
+        has="unknown platform 'a9'",
+    ),
     row(
         "run-cuda-without-driver",
         "run",
@@ -102,75 +159,50 @@ BAD_INPUTS = [
     ),
     row(
         "run-gpu-fault-on-a-sim",
-        *RUN,
-        "--device",
-        "0",
+        *RUN_ON_0,
         "--",
         GOLDEN_SCENARIO,
         "--simpler-sim-fault",
         "illegal_address@x",
         has="platform 'a5sim' cannot inject illegal_address",
     ),
-    row("run-unknown-phase", *RUN, "--device", "0", "--phases", "l2,bogus", has="unknown phase"),
-    row("run-no-phase", *RUN, "--device", "0", "--phases", ",", has="unknown phase (none)"),
-    row("run-j-over-pool", *RUN, "--device", "0-1", "-j", "3", has="3 parallel workers"),
+    row("run-unknown-phase", *RUN_ON_0, "--phases", "l2,bogus", has="unknown phase bogus"),
+    row("run-no-phase", *RUN_ON_0, "--phases", ",", has="unknown phase (none)"),
+    row("run-j-over-pool", *RUN, "--device", "0-1", "-j", "3", has=OVER_POOL),
     row("run-j-zero", *RUN, "--device", "0-1", "-j", "0", has="expected a positive integer"),
-    row("run-xdist-over-pool", *RUN, "--device", "0-1", "--", "-n", "3", has="3 parallel workers"),
+    row("run-xdist-over-pool", *RUN, "--device", "0-1", "--", "-n", "3", has=OVER_POOL),
     # simpler run: timeouts
-    row("run-job-timeout-negative", *RUN, "--device", "0", "--job-timeout=-1", has="--job-timeout"),
-    row("run-job-timeout-zero", *RUN, "--device", "0", "--job-timeout", "0", has="--job-timeout"),
-    row(
-        "run-session-timeout-negative",
-        *RUN,
-        "--device",
-        "0",
-        "--session-timeout=-5",
-        has="--session-timeout",
-    ),
-    row(
-        "run-session-timeout-zero",
-        *RUN,
-        "--device",
-        "0",
-        "--session-timeout",
-        "0",
-        has="--session-timeout",
-    ),
+    row("run-job-timeout-negative", *RUN_ON_0, "--job-timeout=-1", has="--job-timeout"),
+    row("run-job-timeout-zero", *RUN_ON_0, "--job-timeout", "0", has="--job-timeout"),
+    row("run-session-timeout-negative", *RUN_ON_0, "--session-timeout=-5", has="--session-timeout"),
+    row("run-session-timeout-zero", *RUN_ON_0, "--session-timeout", "0", has="--session-timeout"),
     row(
         "run-session-timeout-text",
-        *RUN,
-        "--device",
-        "0",
+        *RUN_ON_0,
         "--session-timeout",
         "soon",
         has="--session-timeout",
     ),
     # simpler run: shards
-    row("run-shard-zero", *RUN, "--device", "0", "--shard", "0/2", has="bad shard '0/2'"),
-    row("run-shard-past-count", *RUN, "--device", "0", "--shard", "3/2", has="bad shard '3/2'"),
-    row("run-shard-text", *RUN, "--device", "0", "--shard", "x", has="bad shard 'x'"),
+    row("run-shard-zero", *RUN_ON_0, "--shard", "0/2", has="bad shard '0/2'"),
+    row("run-shard-past-count", *RUN_ON_0, "--shard", "3/2", has="bad shard '3/2'"),
+    row("run-shard-text", *RUN_ON_0, "--shard", "x", has="bad shard 'x'"),
     # simpler run: faults and environment
     row(
         "run-env-faults-attempt-zero",
-        *RUN,
-        "--device",
-        "0",
+        *RUN_ON_0,
         env={"SIMPLER_SIM_FAULTS": "hang@x#0"},
         has="SIMPLER_SIM_FAULTS",
     ),
     row(
         "run-env-faults-unknown",
-        *RUN,
-        "--device",
-        "0",
+        *RUN_ON_0,
         env={"SIMPLER_SIM_FAULTS": "meltdown"},
         has="unknown fault 'meltdown'",
     ),
     row(
         "run-sim-fault-attempt-zero",
-        *RUN,
-        "--device",
-        "0",
+        *RUN_ON_0,
         "--",
         "--simpler-sim-fault",
         "hang@x#0",
@@ -178,9 +210,7 @@ BAD_INPUTS = [
     ),
     row(
         "run-sim-fault-no-selector",
-        *RUN,
-        "--device",
-        "0",
+        *RUN_ON_0,
         "--",
         "--simpler-sim-fault=launch_fail@",
         has="needs a selector",
@@ -210,9 +240,7 @@ BAD_INPUTS = [
     ),
     row(
         "run-env-reset-attempts",
-        *RUN,
-        "--device",
-        "0",
+        *RUN_ON_0,
         "--phases",
         "l2",
         "--",
@@ -222,9 +250,7 @@ BAD_INPUTS = [
     ),
     row(
         "run-env-op-timeout",
-        *RUN,
-        "--device",
-        "0",
+        *RUN_ON_0,
         "--phases",
         "l2",
         "--",
@@ -234,9 +260,7 @@ BAD_INPUTS = [
     ),
     row(
         "run-env-cuda-spin",
-        *RUN,
-        "--device",
-        "0",
+        *RUN_ON_0,
         "--phases",
         "l2",
         "--",
@@ -246,9 +270,7 @@ BAD_INPUTS = [
     ),
     row(
         "run-report-under-a-file",
-        *RUN,
-        "--device",
-        "0",
+        *RUN_ON_0,
         "--phases",
         "report",
         "--report",
@@ -258,154 +280,62 @@ BAD_INPUTS = [
         has="report file",
     ),
     # simpler schedule
-    row(
+    schedule(
         "schedule-job-over-pool",
-        *SCHEDULE,
-        JOBS,
-        files={"jobs.json": _json([_JOB, {**_JOB, "label": "big", "devices": 4}])},
+        jobs=[_JOB, {**_JOB, "label": "big", "devices": 4}],
         has="can never fit the pool of 2 device(s): big needs 4",
     ),
-    row(
+    schedule(
         "schedule-dry-run-job-over-pool",
-        *SCHEDULE,
         "--dry-run",
-        JOBS,
-        files={"jobs.json": _json([{**_JOB, "devices": 3}])},
+        jobs=[{**_JOB, "devices": 3}],
         has="can never fit",
     ),
-    row("schedule-jobs-missing", *SCHEDULE, JOBS, has="cannot read jobs file"),
-    row(
-        "schedule-jobs-invalid-json",
-        *SCHEDULE,
-        JOBS,
-        files={"jobs.json": '[{"label": "one",'},
-        has="is not valid JSON",
-    ),
-    row(
-        "schedule-jobs-binary",
-        *SCHEDULE,
-        JOBS,
-        files={"jobs.json": b"\xff\xfe\x00\x01"},
-        has="is not valid JSON",
-    ),
-    row(
-        "schedule-jobs-not-a-list",
-        *SCHEDULE,
-        JOBS,
-        files={"jobs.json": _json({"jobs": [_JOB]})},
-        has="must hold a JSON list",
-    ),
-    row(
+    schedule("schedule-jobs-missing", jobs=None, has="cannot read jobs file"),
+    schedule("schedule-jobs-invalid-json", jobs='[{"label": "one",', has="is not valid JSON"),
+    schedule("schedule-jobs-binary", jobs=b"\xff\xfe\x00\x01", has="is not valid JSON"),
+    schedule("schedule-jobs-not-a-list", jobs={"jobs": [_JOB]}, has="must hold a JSON list"),
+    schedule(
         "schedule-job-zero-devices",
-        *SCHEDULE,
-        JOBS,
-        files={"jobs.json": _json([{**_JOB, "devices": 0}])},
+        jobs=[{**_JOB, "devices": 0}],
         has="'devices' must be a device count",
     ),
-    row(
+    schedule(
         "schedule-job-cmd-string",
-        *SCHEDULE,
-        JOBS,
-        files={"jobs.json": _json([{**_JOB, "cmd": "true"}])},
+        jobs=[{**_JOB, "cmd": "true"}],
         has="'cmd' must be a non-empty list",
     ),
-    row(
+    schedule(
         "schedule-job-negative-estimate",
-        *SCHEDULE,
-        JOBS,
-        files={"jobs.json": _json([{**_JOB, "est_s": -3}])},
+        jobs=[{**_JOB, "est_s": -3}],
         has="'est_s' must be a number",
     ),
-    row(
+    schedule(
         "schedule-job-no-label",
-        *SCHEDULE,
-        JOBS,
-        files={"jobs.json": _json([{"devices": 1, "cmd": ["true"]}])},
+        jobs=[{"devices": 1, "cmd": ["true"]}],
         has="'label' must be a non-empty string",
     ),
-    row(
-        "schedule-duplicate-labels",
-        *SCHEDULE,
-        JOBS,
-        files={"jobs.json": _json([_JOB, _JOB])},
-        has="duplicate label(s) one",
+    schedule("schedule-duplicate-labels", jobs=[_JOB, _JOB], has="duplicate label(s) one"),
+    schedule(
+        "schedule-devices-open-range", devices=("--devices", "0-"), has="bad device spec '0-'"
     ),
-    row(
-        "schedule-devices-open-range",
-        "schedule",
-        "--devices",
-        "0-",
-        JOBS,
-        files={"jobs.json": _json([_JOB])},
-        has="bad device spec '0-'",
-    ),
-    row(
-        "schedule-devices-negative",
-        "schedule",
-        "--devices=-1",
-        JOBS,
-        files={"jobs.json": _json([_JOB])},
-        has="bad device spec '-1'",
-    ),
-    row(
-        "schedule-job-timeout-negative",
-        *SCHEDULE,
-        "--job-timeout=-1",
-        JOBS,
-        files={"jobs.json": _json([_JOB])},
-        has="--job-timeout",
-    ),
-    row(
-        "schedule-session-timeout-zero",
-        *SCHEDULE,
-        "--session-timeout",
-        "0",
-        JOBS,
-        files={"jobs.json": _json([_JOB])},
-        has="--session-timeout",
-    ),
+    schedule("schedule-devices-negative", devices=("--devices=-1",), has="bad device spec '-1'"),
+    schedule("schedule-job-timeout-negative", "--job-timeout=-1", has="--job-timeout"),
+    schedule("schedule-session-timeout-zero", "--session-timeout", "0", has="--session-timeout"),
     row("schedule-no-jobs-file", *SCHEDULE, has="required: JOBS.json"),
     # simpler capacity
-    row(
-        "capacity-registry-missing", "capacity", "--registry", REGISTRY, has="cannot read registry"
-    ),
-    row(
-        "capacity-registry-a-directory",
-        "capacity",
-        "--registry",
-        TMP,
-        has="cannot read registry",
-    ),
-    row(
-        "capacity-registry-invalid-json-lines",
-        "capacity",
-        "--registry",
-        REGISTRY,
-        files={"registry.json": "{not json\n"},
-        has="not valid JSON",
-    ),
-    row(
+    capacity("capacity-registry-missing", registry=None, has="cannot read registry"),
+    row("capacity-registry-a-directory", "capacity", "--registry", TMP, has="cannot read registry"),
+    capacity("capacity-registry-invalid-json-lines", registry="{not json\n", has="not valid JSON"),
+    capacity(
         "capacity-registry-broken-list",
-        "capacity",
-        "--registry",
-        REGISTRY,
-        files={"registry.json": _json([{**_REGISTRATION, "est_time": 1}])[:-1]},
+        registry=_json([{**_REGISTRATION, "est_time": 1}])[:-1],
         has="not valid JSON at line 1",
     ),
-    row(
-        "capacity-registry-no-est-time",
-        "capacity",
-        "--registry",
-        REGISTRY,
-        files={"registry.json": _json([_REGISTRATION])},
-        has="est_time is missing",
-    ),
-    row(
+    capacity("capacity-registry-no-est-time", registry=[_REGISTRATION], has="est_time is missing"),
+    capacity(
         "capacity-registry-text-est-time",
-        "capacity",
-        "--registry",
-        REGISTRY,
-        files={"registry.json": _json([{**_REGISTRATION, "est_time": "12s"}])},
+        registry=[{**_REGISTRATION, "est_time": "12s"}],
         has='est_time must be a number of seconds, got string "12s"',
     ),
     row("capacity-no-input", "capacity", has="give --registry FILE and/or --collect PATHS"),
@@ -416,38 +346,14 @@ BAD_INPUTS = [
         f"{TMP}/no_such_dir",
         has="no such file or directory",
     ),
-    row(
+    capacity(
         "capacity-step-summary-outside-actions",
-        "capacity",
-        "--registry",
-        REGISTRY,
         "--step-summary",
-        files={"registry.json": _json([{**_REGISTRATION, "est_time": 1}])},
         has="GITHUB_STEP_SUMMARY is not set",
     ),
-    row(
-        "capacity-unknown-flag",
-        "capacity",
-        "--bogus",
-        has="unrecognized arguments: --bogus",
-    ),
-    row(
-        "capacity-unknown-format",
-        "capacity",
-        "--format",
-        "yaml",
-        has="invalid choice: 'yaml'",
-    ),
-    row(
-        "capacity-pool-zero",
-        "capacity",
-        "--registry",
-        REGISTRY,
-        "--pool",
-        "0",
-        files={"registry.json": _json([{**_REGISTRATION, "est_time": 1}])},
-        has="--pool",
-    ),
+    row("capacity-unknown-flag", "capacity", "--bogus", has="unrecognized arguments: --bogus"),
+    row("capacity-unknown-format", "capacity", "--format", "yaml", has="invalid choice: 'yaml'"),
+    capacity("capacity-pool-zero", "--pool", "0", has="--pool"),
     # simpler report
     row(
         "report-file-missing",
@@ -468,58 +374,30 @@ BAD_INPUTS = [
         code=EXIT_INFRA,
         has="no readable record",
     ),
-    row(
+    valid_report(
         "report-junit-under-a-file",
-        "report",
-        "--file",
-        f"{TMP}/valid.jsonl",
         "--junit",
         f"{TMP}/file.txt/junit.xml",
-        files={"valid.jsonl": VALID_REPORT, "file.txt": ""},
+        files=IN_THE_WAY,
         code=EXIT_INFRA,
         has="cannot write JUnit XML",
     ),
-    row(
+    valid_report(
         "report-timeline-not-svg-or-html",
-        "report",
-        "--file",
-        f"{TMP}/valid.jsonl",
         "--timeline",
         f"{TMP}/timeline.png",
-        files={"valid.jsonl": VALID_REPORT},
         has="must end in .svg or .html",
     ),
-    row(
+    valid_report(
         "report-timeline-under-a-file",
-        "report",
-        "--file",
-        f"{TMP}/valid.jsonl",
         "--timeline",
         f"{TMP}/file.txt/timeline.svg",
-        files={"valid.jsonl": VALID_REPORT, "file.txt": ""},
+        files=IN_THE_WAY,
         code=EXIT_INFRA,
         has="cannot write timeline",
     ),
-    row(
-        "report-tail-lines-zero",
-        "report",
-        "--file",
-        f"{TMP}/valid.jsonl",
-        "--tail-lines",
-        "0",
-        files={"valid.jsonl": VALID_REPORT},
-        has="--tail-lines",
-    ),
-    row(
-        "report-args-after-dashes",
-        "report",
-        "--file",
-        f"{TMP}/valid.jsonl",
-        "--",
-        "-x",
-        files={"valid.jsonl": VALID_REPORT},
-        has="unexpected arguments after --",
-    ),
+    valid_report("report-tail-lines-zero", "--tail-lines", "0", has="--tail-lines"),
+    valid_report("report-args-after-dashes", "--", "-x", has="unexpected arguments after --"),
     # simpler lifecycle, and no command at all
     row("lifecycle-without-mermaid", "lifecycle", has="required: --mermaid"),
     row("lifecycle-extra-argument", "lifecycle", "--mermaid", "extra", has="unrecognized"),

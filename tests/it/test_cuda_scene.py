@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 import pytest
+from processes import sim_faults
 
 TRIGGER = (
     "tests/st/test_vector_add.py::TestVectorAddOnRingbuffer::"
@@ -25,21 +26,23 @@ PHASE_RANK = {"l2": 0, "retry": 1}
 
 
 def _scene(simpler_run: Any, devices: str, env: dict[str, str]) -> Any:
-    return simpler_run(
-        "run",
-        "--platform",
-        "cuda",
-        "--device",
-        devices,
-        "--phases",
-        "l2,retry,report",
-        "--",
+    return simpler_run.suite(
         "tests/st",
-        "--simpler-sim-fault",
-        f"illegal_address@{TRIGGER.split('/')[-1]}",
+        *sim_faults(f"illegal_address@{TRIGGER.split('/')[-1]}"),
+        platform="cuda",
+        device=devices,
+        options=("--phases", "l2,retry,report"),
         env=env,
         timeout=600,
     )
+
+
+def _fake_scene(simpler_run: Any, driver: str, *, reset_heals: bool) -> tuple[Any, dict[str, Any]]:
+    """The scene on the fake driver, whose force reset heals the card or not: the run, and
+    each test's final record once the run is checked to have failed on the trigger alone."""
+    env = {"SIMPLER_CUDA_DRIVER": driver, "FAKE_CUDA_RESET_HEALS": "1" if reset_heals else "0"}
+    run = _scene(simpler_run, "0-1", env)
+    return run, _assert_one_real_failure(run)
 
 
 def _final(run: Any) -> dict[str, dict[str, Any]]:
@@ -66,9 +69,7 @@ def _assert_one_real_failure(run: Any) -> dict[str, dict[str, Any]]:
 def test_a_reset_that_heals_rebuilds_the_worker_and_the_rest_pass(
     simpler_run: Any, fake_cuda_driver: str
 ) -> None:
-    env = {"SIMPLER_CUDA_DRIVER": fake_cuda_driver, "FAKE_CUDA_RESET_HEALS": "1"}
-    run = _scene(simpler_run, "0-1", env)
-    final = _assert_one_real_failure(run)
+    run, final = _fake_scene(simpler_run, fake_cuda_driver, reset_heals=True)
     assert not [r for r in final.values() if r["outcome"] == "recovered"]  # healed in place
     healed = run.records("lifecycle", nodeid=TRIGGER, phase="l2")
     assert [r["dest"] for r in healed] == ["poisoned", "force_reset", "rebuilt"]
@@ -77,9 +78,7 @@ def test_a_reset_that_heals_rebuilds_the_worker_and_the_rest_pass(
 def test_a_reset_that_does_not_heal_sends_the_victims_to_a_fresh_process(
     simpler_run: Any, fake_cuda_driver: str
 ) -> None:
-    env = {"SIMPLER_CUDA_DRIVER": fake_cuda_driver, "FAKE_CUDA_RESET_HEALS": "0"}
-    run = _scene(simpler_run, "0-1", env)
-    final = _assert_one_real_failure(run)
+    _, final = _fake_scene(simpler_run, fake_cuda_driver, reset_heals=False)
     recovered = [r for r in final.values() if r["outcome"] == "recovered"]
     # Every test queued behind the fault on that card, the other runtime's included (its
     # worker shares the device's primary context): re-run fresh, none a cascade failure.

@@ -4,12 +4,10 @@ named, red, and says why in its verdict line."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 SLOW_FILE = """
     import time
@@ -31,7 +29,7 @@ DEADLINE_S = 10
 
 
 def test_a_suite_past_its_deadline_ends_in_time_with_the_tests_it_never_ran_counted(
-    tmp_path: Path,
+    simpler_run: Any, tmp_path: Path
 ) -> None:
     tests = tmp_path / "tests"
     tests.mkdir()
@@ -39,13 +37,8 @@ def test_a_suite_past_its_deadline_ends_in_time_with_the_tests_it_never_ran_coun
         (tests / f"test_slow_{i}.py").write_text(textwrap.dedent(SLOW_FILE))
     (tests / "test_resource.py").write_text(textwrap.dedent(RESOURCE_FILE))
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SIMPLER_RUN", "SIMPLER_REP"))}
     started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "simpler", "run", "--platform", "a5sim", "--device", "0-1",
-         "--deadline", f"{DEADLINE_S}s", "--", "tests"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    done = simpler_run.suite("tests", options=("--deadline", f"{DEADLINE_S}s"), cwd=tmp_path)
     wall = time.monotonic() - started
     lines = done.stdout.rstrip("\n").splitlines()
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]

@@ -5,38 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from processes import sim_faults
+from trigger_victims import FORWARDED
+
 SUITE = "tests/it/scenarios/forwarded"
-POOLED = f"{SUITE}/scenario_pooled.py"
-TRIGGER = f"{POOLED}::TestTrigger::test_launch"
-VICTIMS = [f"{POOLED}::TestVictim1::test_noop", f"{POOLED}::TestVictim2::test_add"]
-DESELECTED = f"{POOLED}::TestDeselected::test_never_runs"
+TRIGGER, VICTIMS = FORWARDED.trigger, FORWARDED.victims
+DESELECTED = f"{FORWARDED.path}::TestDeselected::test_never_runs"
 RESOURCE = f"{SUITE}/scenario_devices.py::test_on_its_own_device"
 
 
 def test_deselect_ignore_and_n_reach_l2_resource_and_retry(simpler_run: Any) -> None:
     """L2 under -n 2, a Resource child, and retry processes for a poison-skip: all green."""
-    run = simpler_run(
-        "run",
-        "--platform",
-        "a5sim",
-        "--device",
-        "0-1",
-        "--",
+    run = simpler_run.suite(
         SUITE,
-        "-o",
-        "python_files=scenario_*.py",
-        "--deselect",
-        DESELECTED,
-        "--ignore",
-        f"{SUITE}/ignored",
-        "-n",
-        "2",
-        "--dist",
-        "loadfile",
-        "--simpler-sim-fault",
-        "hang@TestTrigger#1",
-        "--simpler-sim-fault",
-        "force_reset_fail",
+        *("-o", "python_files=scenario_*.py", "--deselect", DESELECTED),
+        *("--ignore", f"{SUITE}/ignored", "-n", "2", "--dist", "loadfile"),
+        *sim_faults("hang@TestTrigger#1", "force_reset_fail"),
     )
     tail = run.stdout[-3000:] + run.stderr[-2000:]
     assert run.returncode == 0, tail
@@ -61,18 +45,7 @@ def test_node_ids_stay_the_project_s_own_without_an_ini_file(
         "def test_one(worker):\n    worker.run('noop')\n\n"
         "def test_two(worker):\n    worker.run('noop')\n"
     )
-    run = simpler_run(
-        "run",
-        "--platform",
-        "a5sim",
-        "--device",
-        "0",
-        "--",
-        ".",
-        "-p",
-        "no:cacheprovider",
-        cwd=project,
-    )
+    run = simpler_run.suite(".", "-p", "no:cacheprovider", device="0", cwd=project)
     assert run.returncode == 0, run.stdout[-2000:]
     assert {r["nodeid"] for r in run.records("test")} == {
         "test_plain.py::test_one",

@@ -12,11 +12,9 @@ device's.
 from __future__ import annotations
 
 import json
-import os
 import random
 import sqlite3
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date, timedelta
 from pathlib import Path
@@ -25,6 +23,7 @@ from typing import Any
 import headless_chromium
 import pytest
 from history_page_dom import read_rows
+from processes import run_python_m, simpler_env
 
 from simpler import report
 from simpler.scheduler.durations import load_measurements
@@ -41,14 +40,7 @@ STUCK_CARD_RUNS = {5, 8}  # ... and a card no force reset heals: its victim is p
 
 
 def _simpler(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "simpler", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "SIMPLER_OP_TIMEOUT_MS": "150", **(env or {})},
-    )
+    return run_python_m("simpler", *args, env=simpler_env(env))
 
 
 def _seeded_run(number: int, out: Path) -> Path:

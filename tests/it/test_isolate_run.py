@@ -4,11 +4,9 @@ one process and green with ``--isolate file``; a crash ends one file's process, 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,40 +56,37 @@ def suite(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SIMPLER_RUN", "SIMPLER_REP"))}
-    return subprocess.run(
-        [sys.executable, "-m", "simpler", "run", "--platform", "a5sim", "--device", "0-1",
-         *args, "--", "tests"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+def _run(simpler_run: Any, root: Path, *options: str) -> Any:
+    return simpler_run.suite("tests", options=options, cwd=root)
 
 
-def _verdict(done: subprocess.CompletedProcess[str]) -> str:
+def _verdict(done: Any) -> str:
     return done.stdout.rstrip("\n").splitlines()[-1]
 
 
 def test_contamination_is_red_in_one_process_and_green_with_a_process_per_file(
-    suite: Path,
+    simpler_run: Any, suite: Path
 ) -> None:
-    shared = _run(suite)
+    shared = _run(simpler_run, suite)
     assert shared.returncode == 1
     assert "the process group is initialised twice" in shared.stdout
-    isolated = _run(suite, "--isolate", "file", "-j", "2")
+    isolated = _run(simpler_run, suite, "--isolate", "file", "-j", "2")
     assert isolated.returncode == 0, isolated.stdout[-3000:]
     assert _verdict(isolated) == "simpler: 4 passed, 0 recovered, 0 flaky, 0 failed -> exit 0"
 
 
-def test_a_crash_ends_its_files_process_and_its_unrun_tests_are_counted(suite: Path) -> None:
+def test_a_crash_ends_its_files_process_and_its_unrun_tests_are_counted(
+    simpler_run: Any, suite: Path
+) -> None:
     (suite / "tests" / "test_d_crash.py").write_text(textwrap.dedent(CRASH))
-    done = _run(suite, "--isolate", "file")
+    done = _run(simpler_run, suite, "--isolate", "file")
     assert done.returncode == 1
     assert "child tests/test_d_crash.py: SIGKILL" in done.stdout
     assert _verdict(done).endswith("5 passed, 0 recovered, 0 flaky, 1 failed, 2 not run -> exit 1")
 
 
-def test_each_test_in_a_process_of_its_own(suite: Path) -> None:
-    done = _run(suite, "--isolate", "test")
+def test_each_test_in_a_process_of_its_own(simpler_run: Any, suite: Path) -> None:
+    done = _run(simpler_run, suite, "--isolate", "test")
     assert done.returncode == 0, done.stdout[-3000:]
     runs = [line for line in done.stdout.splitlines() if line.startswith("PASS  tests/")]
     assert len(runs) == 4 and all(" rc=0 " in line for line in runs)
@@ -115,9 +110,11 @@ KILLS_ITS_WARM_PARENT = """
     """
 
 
-def test_a_forked_child_that_dies_before_its_verdict_runs_once_more_fresh(suite: Path) -> None:
+def test_a_forked_child_that_dies_before_its_verdict_runs_once_more_fresh(
+    simpler_run: Any, suite: Path
+) -> None:
     (suite / "tests" / "test_e_forked.py").write_text(textwrap.dedent(KILLS_ITS_WARM_PARENT))
-    done = _run(suite, "--phases", "resource,report", "--new-run")
+    done = _run(simpler_run, suite, "--phases", "resource,report", "--new-run")
     assert done.returncode == 0, done.stdout[-3000:]
     assert "died of SIGKILL before its test's verdict; running it once more" in done.stdout
     assert "children: forked from a warm process; 1 run again in a fresh interpreter" in done.stdout
@@ -125,11 +122,11 @@ def test_a_forked_child_that_dies_before_its_verdict_runs_once_more_fresh(suite:
 
 
 def test_an_isolated_unit_whose_forked_process_dies_before_a_verdict_runs_once_more_fresh(
-    suite: Path,
+    simpler_run: Any, suite: Path
 ) -> None:
     plain = KILLS_ITS_WARM_PARENT.replace("    @pytest.mark.device_count(1)\n", "")
     (suite / "tests" / "test_e_forked.py").write_text(textwrap.dedent(plain))
-    done = _run(suite, "--isolate", "file", "--phases", "l2,report")
+    done = _run(simpler_run, suite, "--isolate", "file", "--phases", "l2,report")
     assert done.returncode == 0, done.stdout[-3000:]
     assert "tests/test_e_forked.py: its child, forked from the warm process, died" in done.stdout
     assert _verdict(done) == "simpler: 5 passed, 0 recovered, 0 flaky, 0 failed -> exit 0"

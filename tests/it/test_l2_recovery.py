@@ -2,38 +2,31 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-import pytest
+from processes import ROOT, python_m, sim_faults, simpler_env
+from trigger_victims import HANG
 
 from simpler.reporting import report_file
 from simpler.scheduler.locks import DeviceLocks
 
-ROOT = Path(__file__).resolve().parents[2]
-
-SCENARIOS = "tests/it/scenarios"
-
-HANG_SUITE = f"{SCENARIOS}/scenario_hang_victims.py"
-GOLDEN_SUITE = f"{SCENARIOS}/scenario_golden.py"
-VICTIMS = [
-    f"{HANG_SUITE}::TestVictim{i}::test_{k}"
-    for i, k in [(1, "noop"), (2, "noop"), (3, "add"), (4, "noop"), (5, "add")]
-]
-TRIGGER = f"{HANG_SUITE}::TestTrigger::test_launch"
+HANG_SUITE = HANG.path
+GOLDEN_SUITE = "tests/it/scenarios/scenario_golden.py"
+VICTIMS = HANG.victims
+TRIGGER = HANG.trigger
+L2 = ("--phases", "l2")
 
 
-def _l2(platform: str, *pytest_args: str) -> tuple[str, ...]:
-    return ("run", "--platform", platform, "--device", "0", "--phases", "l2", "--", *pytest_args)
+def _l2(simpler_run: Any, platform: str, *pytest_args: str) -> Any:
+    return simpler_run.suite(*pytest_args, platform=platform, device="0", options=L2)
 
 
-def _all_phases(platform: str, *pytest_args: str) -> tuple[str, ...]:
-    return ("run", "--platform", platform, "--device", "0", "--", *pytest_args)
+def _all_phases(simpler_run: Any, platform: str, *pytest_args: str) -> Any:
+    return simpler_run.suite(*pytest_args, platform=platform, device="0")
 
 
 def _lifecycle_path(run: Any) -> list[tuple[str, str]]:
@@ -43,7 +36,7 @@ def _lifecycle_path(run: Any) -> list[tuple[str, str]]:
 def test_hang_then_five_victims_no_cascade_in_ten_runs(simpler_run: Any, platform: str) -> None:
     cascades = 0
     for _ in range(10):
-        run = simpler_run(*_l2(platform, HANG_SUITE, "--simpler-sim-fault", "hang@TestTrigger"))
+        run = _l2(simpler_run, platform, HANG_SUITE, *sim_faults("hang@TestTrigger"))
         outcomes = run.outcomes("l2")
         assert outcomes[TRIGGER] == "failed"
         cascades += any(outcomes[v] != "passed" for v in VICTIMS)
@@ -60,15 +53,8 @@ def test_hang_then_five_victims_no_cascade_in_ten_runs(simpler_run: Any, platfor
 def test_force_reset_failing_poison_skips_the_victims_and_the_retry_recovers_them(
     simpler_run: Any, platform: str
 ) -> None:
-    run = simpler_run(
-        *_all_phases(
-            platform,
-            HANG_SUITE,
-            "--simpler-sim-fault",
-            "hang@TestTrigger#1",
-            "--simpler-sim-fault",
-            "force_reset_fail",
-        )
+    run = _all_phases(
+        simpler_run, platform, HANG_SUITE, *sim_faults("hang@TestTrigger#1", "force_reset_fail")
     )
     l2 = run.outcomes("l2")
     assert all(l2[v] == "poison_skipped" for v in VICTIMS)
@@ -82,15 +68,8 @@ def test_force_reset_failing_poison_skips_the_victims_and_the_retry_recovers_the
 
 
 def test_drain_false_negative_on_a2a3_still_heals_the_worker(simpler_run: Any) -> None:
-    run = simpler_run(
-        *_l2(
-            "a2a3sim",
-            HANG_SUITE,
-            "--simpler-sim-fault",
-            "hang@TestTrigger",
-            "--simpler-sim-fault",
-            "drain_false_negative",
-        )
+    run = _l2(
+        simpler_run, "a2a3sim", HANG_SUITE, *sim_faults("hang@TestTrigger", "drain_false_negative")
     )
     outcomes = run.outcomes("l2")
     assert [outcomes[v] for v in VICTIMS] == ["passed"] * 5
@@ -100,7 +79,7 @@ def test_drain_false_negative_on_a2a3_still_heals_the_worker(simpler_run: Any) -
 def test_a_golden_mismatch_is_a_failure_and_poisons_nothing(
     simpler_run: Any, platform: str
 ) -> None:
-    run = simpler_run(*_all_phases(platform, GOLDEN_SUITE))
+    run = _all_phases(simpler_run, platform, GOLDEN_SUITE)
     outcomes = run.outcomes("l2")
     assert outcomes[f"{GOLDEN_SUITE}::TestWrongGolden::test_add_against_a_wrong_golden"] == "failed"
     assert outcomes[f"{GOLDEN_SUITE}::TestAfterMismatch::test_noop"] == "passed"
@@ -111,19 +90,17 @@ def test_a_golden_mismatch_is_a_failure_and_poisons_nothing(
 
 
 def test_a_fault_on_attempt_one_only_is_flaky_and_green(simpler_run: Any, platform: str) -> None:
-    args = (HANG_SUITE, "--simpler-sim-fault", "hang@TestTrigger#1")
-    run = simpler_run(*_all_phases(platform, *args))
+    args = (HANG_SUITE, *sim_faults("hang@TestTrigger#1"))
+    run = _all_phases(simpler_run, platform, *args)
     assert run.outcomes("retry") == {TRIGGER: "flaky"}
     assert [r["attempt"] for r in run.records("test", nodeid=TRIGGER)] == [1, 2]
     assert run.returncode == 0
-    strict = simpler_run(
-        "run", "--platform", platform, "--device", "0", "--fail-on-flaky", "--", *args
-    )
+    strict = simpler_run.suite(*args, platform=platform, device="0", options=("--fail-on-flaky",))
     assert strict.returncode == 1
 
 
 def test_a_fault_on_every_attempt_is_a_consistent_failure(simpler_run: Any, platform: str) -> None:
-    run = simpler_run(*_all_phases(platform, HANG_SUITE, "--simpler-sim-fault", "hang@TestTrigger"))
+    run = _all_phases(simpler_run, platform, HANG_SUITE, *sim_faults("hang@TestTrigger"))
     assert [r["attempt"] for r in run.records("test", nodeid=TRIGGER)] == [1, 2, 3]
     assert run.outcomes("retry") == {TRIGGER: "failed"}
     assert run.returncode == 1
@@ -131,19 +108,12 @@ def test_a_fault_on_every_attempt_is_a_consistent_failure(simpler_run: Any, plat
 
 
 def test_without_recovery_the_cascade_appears(simpler_run: Any, platform: str) -> None:
-    run = simpler_run(
-        "run",
-        "--platform",
-        platform,
-        "--device",
-        "0",
-        "--phases",
-        "l2",
-        "--no-recovery",
-        "--",
+    run = simpler_run.suite(
         HANG_SUITE,
-        "--simpler-sim-fault",
-        "hang@TestTrigger",
+        *sim_faults("hang@TestTrigger"),
+        platform=platform,
+        device="0",
+        options=(*L2, "--no-recovery"),
     )
     outcomes = run.outcomes("l2")
     assert [outcomes[v] for v in VICTIMS] == ["failed"] * 5
@@ -151,43 +121,8 @@ def test_without_recovery_the_cascade_appears(simpler_run: Any, platform: str) -
     assert unusable["rc"] == -1 and "unusable" in unusable["message"]
 
 
-@pytest.mark.parametrize(
-    ("args", "names"),
-    [
-        (("run", "--platform", "a5sim", "--device", "0-"), "bad device spec '0-'"),
-        (("run", "--platform", "a9sim", "--device", "0"), "unknown platform 'a9sim'"),
-        (("run", "--platform", "a5sim", "--device", "0-1", "-j", "3"), "a device is never shared"),
-        (("run", "--platform", "a5sim", "--device", "0", "--", "-n", "2"), "never shared"),
-        (("run", "--platform", "a5sim", "--device", "0", "--phases", "l2,l3"), "unknown phase l3"),
-        (("run", "--platform", "a5sim"), "required: --device"),
-        (("report", "--file", "/nonexistent/report.jsonl"), "cannot read report file"),
-    ],
-)
-def test_bad_input_is_one_line_and_writes_nothing(
-    simpler_run: Any, args: tuple[str, ...], names: str
-) -> None:
-    run = simpler_run(*args)
-    expected = 3 if args[0] == "report" else 2
-    assert run.returncode == expected
-    assert names in run.stderr
-    assert len(run.stderr.strip().splitlines()) == 1, run.stderr
-    assert "Traceback" not in run.stderr
-    assert not run.report.exists()
-
-
 def test_each_xdist_worker_uses_its_own_device(simpler_run: Any) -> None:
-    run = simpler_run(
-        "run",
-        "--platform",
-        "a5sim",
-        "--device",
-        "2,5",
-        "--phases",
-        "l2",
-        "--",
-        HANG_SUITE,
-        GOLDEN_SUITE,
-    )
+    run = simpler_run.suite(HANG_SUITE, GOLDEN_SUITE, device="2,5", options=L2)
     workers = {r["worker"] for r in run.records("test")}
     assert workers, run.stdout
     for key in workers:
@@ -197,7 +132,7 @@ def test_each_xdist_worker_uses_its_own_device(simpler_run: Any) -> None:
 
 
 def test_output_is_one_line_per_class(simpler_run: Any) -> None:
-    run = simpler_run(*_l2("a5sim", HANG_SUITE))
+    run = _l2(simpler_run, "a5sim", HANG_SUITE)
     for i in range(1, 6):
         assert f"PASS  {HANG_SUITE}::TestVictim{i}  (1 passed" in run.stdout
     assert "....." not in run.stdout
@@ -211,18 +146,11 @@ def test_a_second_run_waits_for_the_devices_another_run_holds(tmp_path: Path) ->
     assert other_run.try_acquire([0])
     report = tmp_path / "report.jsonl"
     told = threading.Event()
+    run_args = ("run", "--report", str(report), "--platform", "a5sim", "--device", "0", *L2)
     with subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "simpler",
-            "run",
-            "--report",
-            str(report),
-            *_l2("a5sim", GOLDEN_SUITE)[1:],
-        ],
+        python_m("simpler", *run_args, "--", GOLDEN_SUITE),
         cwd=ROOT,
-        env={**os.environ, "SIMPLER_LOCK_DIR": str(tmp_path / "locks")},
+        env=simpler_env({"SIMPLER_LOCK_DIR": str(tmp_path / "locks")}),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import psutil
 
-from simpler.reporting import report_file
-
-ROOT = Path(__file__).resolve().parents[2]
 SUITE = "tests/it/scenarios/scenario_leftover.py"
 DETACHED = f"{SUITE}::test_leaves_a_detached_process"
 
@@ -55,34 +47,21 @@ def test_a_detached_process_a_resource_test_left_is_killed_and_named(
 
 
 def test_sigint_during_l2_stops_its_pytest_prints_the_partial_summary_and_exits_130(
-    tmp_path: Path,
+    simpler_run: Any, tmp_path: Path
 ) -> None:
     notes = tmp_path / "pids"
-    report = tmp_path / "report.jsonl"
-    argv = [
-        *(sys.executable, "-m", "simpler", "run", "--report", str(report)),
-        *("--platform", "a5sim", "--device", "0", "--phases", "l2,resource,report"),
+    run, below = simpler_run.interrupt(
+        *("run", "--platform", "a5sim", "--device", "0", "--phases", "l2,resource,report"),
         *("--", SUITE, "-k", "hangs_in_l2 or passes_quickly"),
-    ]
-    # Its own device locks: another run on this host must not delay the moment of the signal.
-    env = {**os.environ, "SIMPLER_IT_PIDS": str(notes), "SIMPLER_LOCK_DIR": str(tmp_path / "locks")}
-    orchestrator = subprocess.Popen(
-        argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        when=lambda _: "l2" in _notes(notes),
+        env={"SIMPLER_IT_PIDS": str(notes)},
     )
-    try:
-        deadline = time.monotonic() + 60
-        while "l2" not in _notes(notes) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        below = psutil.Process(orchestrator.pid).children(recursive=True)
-        orchestrator.send_signal(signal.SIGINT)
-        out, err = orchestrator.communicate(timeout=60)
-    finally:
-        orchestrator.kill()
-    assert orchestrator.returncode == 130, err
-    assert "interrupted by SIGINT" in err
+    assert run.returncode == 130, run.stderr
+    assert "interrupted by SIGINT" in run.stderr
+    out = run.stdout
     assert "simpler summary" in out and out.rstrip().splitlines()[-1].startswith("simpler: ")
     assert _gone(_notes(notes)["l2"]) and below and all(_gone(p.pid) for p in below)
-    phases = [r for r in report_file.read(report) if r["type"] == "phase"]
+    phases = run.records("phase")
     assert [(r["phase"], r["event"]) for r in phases] == [
         ("l2", "start"),
         ("l2", "end"),

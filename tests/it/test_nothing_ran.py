@@ -3,15 +3,9 @@ through ``simpler run`` itself, the way a user and CI meet it."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
 SUITE = "tests/it/scenarios/scenario_nothing_ran.py"
 RUN = ("run", "--platform", "a5sim", "--device", "0")
 
@@ -63,29 +57,20 @@ def test_a_usage_error_is_the_exit_code_of_the_verdict_line(simpler_run: Any) ->
 
 
 def test_sigint_mid_run_the_verdict_line_says_130_and_counts_what_got_no_verdict(
-    tmp_path: Path,
+    simpler_run: Any, tmp_path: Path
 ) -> None:
-    mark, report = tmp_path / "blocked", tmp_path / "report.jsonl"
-    env = {
-        **os.environ,
-        "NOTHING_RAN_MODE": "block",
-        "NOTHING_RAN_MARK": str(mark),
-        "SIMPLER_LOCK_DIR": str(tmp_path / "locks"),
-    }
-    argv = [sys.executable, "-m", "simpler", *RUN, "--report", str(report), "--", SUITE]
-    orchestrator = subprocess.Popen(
-        argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    mark = tmp_path / "blocked"
+    run, _ = simpler_run.interrupt(
+        *RUN,
+        "--",
+        SUITE,
+        when=lambda _: mark.exists(),
+        env={"NOTHING_RAN_MODE": "block", "NOTHING_RAN_MARK": str(mark)},
+        wait_s=120,
     )
-    try:
-        deadline = time.monotonic() + 120  # hang guard; the event is the mark file
-        while not mark.exists() and orchestrator.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert mark.exists(), "the blocking test never started"
-        orchestrator.send_signal(signal.SIGINT)
-        out, err = orchestrator.communicate(timeout=120)
-    finally:
-        orchestrator.kill()
-    assert orchestrator.returncode == 130, err
+    assert mark.exists(), "the blocking test never started"
+    assert run.returncode == 130, run.stderr
+    out = run.stdout
     last = _last(out)
     assert last.startswith("simpler: 1 passed, "), out[-3000:]
     assert last.endswith(" 8 not run -> exit 130 (interrupted by SIGINT)")

@@ -7,44 +7,31 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from trigger_victims import TriggerVictims
+
+IT = Path(__file__).resolve().parent
 # One file per xdist worker (--dist loadfile): a fault first, then three victims.
-SUITE_FILE = """
+PARTS = [TriggerVictims(f"test_part{i}.py", ("noop", "noop", "noop")) for i in range(1, 5)]
+PART_FILE = """
 import pytest
+from trigger_victims import TriggerVictims
 
 pytestmark = pytest.mark.runtime("host_build_graph")
 
-
-class TestFault:
-    def test_launch(self, worker):
-        worker.run("noop")
-
-
-class TestVictim1:
-    def test_noop(self, worker):
-        worker.run("noop")
-
-
-class TestVictim2:
-    def test_noop(self, worker):
-        worker.run("noop")
-
-
-class TestVictim3:
-    def test_noop(self, worker):
-        worker.run("noop")
+TestTrigger, TestVictim1, TestVictim2, TestVictim3 = TriggerVictims({path!r}, {kinds!r}).classes()
 """
-FILES = [f"test_part{i}.py" for i in range(1, 5)]
 
 
 def _four_poisoned_workers(simpler_run: Any, tmp_path: Path) -> Any:
     project = tmp_path / "project"
     project.mkdir()
-    (project / "pytest.ini").write_text("[pytest]\n")
-    for name in FILES:
-        (project / name).write_text(SUITE_FILE)
+    # The parts import the suite from tests/it, as the scenario files do.
+    (project / "pytest.ini").write_text(f"[pytest]\npythonpath = {IT}\n")
+    for part in PARTS:
+        (project / part.path).write_text(PART_FILE.format(path=part.path, kinds=part.victim_kinds))
     # Every worker's first test hangs on attempt 1 and no force reset takes: four workers
     # poison-skip their victims, and four triggers want two more attempts each.
-    faults = "hang@TestFault#1,force_reset_fail"
+    faults = "hang@TestTrigger#1,force_reset_fail"
     return simpler_run(
         "run", "--platform", "a5sim", "--device", "0-3", "--", ".",
         cwd=project,
@@ -58,8 +45,8 @@ def test_four_poisoned_workers_retry_on_every_device_and_never_share_one(
     run = _four_poisoned_workers(simpler_run, tmp_path)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     retry = run.outcomes("retry")
-    victims = [f"{f}::TestVictim{i}::test_noop" for f in FILES for i in (1, 2, 3)]
-    triggers = [f"{f}::TestFault::test_launch" for f in FILES]
+    victims = [victim for part in PARTS for victim in part.victims]
+    triggers = [part.trigger for part in PARTS]
     assert {v: retry.get(v) for v in victims} == dict.fromkeys(victims, "recovered")
     assert {t: retry.get(t) for t in triggers} == dict.fromkeys(triggers, "flaky")
     tests = run.records("test", phase="retry")

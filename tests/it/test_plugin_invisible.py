@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from processes import run_python_m
 
 from simpler import report
 
@@ -79,14 +79,7 @@ def _pytest(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Plain pytest in the project, as its own CI would run it (no ``simpler run`` around)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIMPLER_")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__: the project must stay untouched
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", *args],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env=env,
-    )
+    return run_python_m("pytest", *args, cwd=project, env=env, timeout=240)
 
 
 def _listing(root: Path) -> set[str]:

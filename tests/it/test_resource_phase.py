@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import junitparser
 import psutil
+import trigger_victims
+from processes import sim_faults
 
 from simpler.reporting import report_file
 
-ROOT = Path(__file__).resolve().parents[2]
 SUITE = "tests/it/scenarios/scenario_resource.py"
 CRASH = f"{SUITE}::test_crashes_with_sigsegv"
 HANG = f"{SUITE}::test_hangs_past_its_timeout"
@@ -23,26 +20,16 @@ FAILS = f"{SUITE}::test_fails_an_assertion"
 PASSES = f"{SUITE}::test_passes_on_its_device"
 
 
-def _resource(*extra: str) -> tuple[str, ...]:
-    return (
-        "run",
-        "--platform",
-        "a5sim",
-        "--device",
-        "0-1",
-        "--phases",
-        "resource,retry,report",
-        *extra,
-        "--",
-        SUITE,
-    )
+def _resource(simpler_run: Any, *options: str, env: dict[str, str] | None = None) -> Any:
+    phases = ("--phases", "resource,retry,report")
+    return simpler_run.suite(SUITE, options=(*phases, *options), env=env)
 
 
 def test_failed_children_are_named_with_signal_crash_and_timeout(
     simpler_run: Any, tmp_path: Path
 ) -> None:
     junit = tmp_path / "junit.xml"
-    run = simpler_run(*_resource("--junit", str(junit), "--tail-lines", "20"))
+    run = _resource(simpler_run, "--junit", str(junit), "--tail-lines", "20")
     assert run.returncode == 1
     children = {r["label"]: r for r in run.records("child")}
     assert children[CRASH]["signal"] == "SIGSEGV" and not children[CRASH]["reached_summary"]
@@ -65,7 +52,7 @@ def test_under_github_actions_output_is_grouped_fenced_and_annotated(
 ) -> None:
     step_summary = tmp_path / "step-summary.md"
     env = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(step_summary)}
-    run = simpler_run(*_resource(), env=env)
+    run = _resource(simpler_run, env=env)
     out = run.stdout
     assert (
         f"::group::{FAILS} [FAIL rc=1 devices=0" in out
@@ -94,64 +81,34 @@ def test_under_github_actions_output_is_grouped_fenced_and_annotated(
 def test_a_resource_test_larger_than_the_pool_is_a_usage_error_before_anything_runs(
     simpler_run: Any,
 ) -> None:
-    run = simpler_run("run", "--platform", "a5sim", "--device", "0", "--", SUITE)
+    run = simpler_run.suite(SUITE, device="0")
     assert run.returncode == 2
     assert f"{CRASH} needs 2" in run.stderr and len(run.stderr.strip().splitlines()) == 1
     assert not run.report.exists()
 
 
 def test_sigterm_to_the_orchestrator_stops_children_and_reports_what_finished(
-    tmp_path: Path,
+    simpler_run: Any, tmp_path: Path
 ) -> None:
-    report = tmp_path / "report.jsonl"
     notes = tmp_path / "pids"  # the scenario notes the detached process its hanging test started
-    argv = [
-        sys.executable,
-        "-m",
-        "simpler",
-        "run",
-        "--platform",
-        "a5sim",
-        "--device",
-        "0-1",
-        "--phases",
-        "resource,report",
-        "--report",
-        str(report),
-        "--",
-        "tests/it/scenarios/scenario_leftover.py",
-        "-k",
-        "passes_quickly or detached_process_then_hangs",
-    ]
-    orchestrator = subprocess.Popen(
-        argv,
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={
-            **os.environ,
-            "SIMPLER_IT_PIDS": str(notes),
-            "SIMPLER_LOCK_DIR": str(tmp_path / "locks"),  # no other run delays the signal
-        },
+
+    def a_child_started(report: Path) -> bool:
+        # The orchestrator is appending meanwhile: the project's reader skips a torn last line.
+        records = report_file.read(report) if report.exists() else []
+        return any(r.get("type") == "child" for r in records) and notes.exists()
+
+    run, descendants = simpler_run.interrupt(
+        *("run", "--platform", "a5sim", "--device", "0-1", "--phases", "resource,report"),
+        *("--", "tests/it/scenarios/scenario_leftover.py"),
+        *("-k", "passes_quickly or detached_process_then_hangs"),
+        when=a_child_started,
+        signum=signal.SIGTERM,
+        env={"SIMPLER_IT_PIDS": str(notes)},
     )
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            # The orchestrator is appending meanwhile: the project's reader skips a torn last line.
-            records = report_file.read(report) if report.exists() else []
-            if any(r.get("type") == "child" for r in records) and notes.exists():
-                break
-            time.sleep(0.2)
-        descendants = psutil.Process(orchestrator.pid).children(recursive=True)
-        orchestrator.send_signal(signal.SIGTERM)
-        out, err = orchestrator.communicate(timeout=60)
-    finally:
-        orchestrator.kill()
-    assert orchestrator.returncode == 143, err  # 128 + SIGTERM, after the partial summary
-    assert "interrupted by SIGTERM" in err
-    assert "simpler summary" in out and "test_passes_quickly" in report.read_text()
-    ends = [r for r in report_file.read(report) if r["type"] == "phase" and r["event"] == "end"]
+    assert run.returncode == 143, run.stderr  # 128 + SIGTERM, after the partial summary
+    assert "interrupted by SIGTERM" in run.stderr
+    assert "simpler summary" in run.stdout and "test_passes_quickly" in run.report.read_text()
+    ends = run.records("phase", event="end")
     assert [(r["phase"], r["interrupted"]) for r in ends] == [
         ("resource", "SIGTERM"),
         ("report", None),
@@ -162,21 +119,8 @@ def test_sigterm_to_the_orchestrator_stops_children_and_reports_what_finished(
 
 
 def test_a_device_whose_worker_could_not_be_reset_is_quarantined(simpler_run: Any) -> None:
-    hang_suite = "tests/it/scenarios/scenario_hang_victims.py"
-    run = simpler_run(
-        "run",
-        "--platform",
-        "a5sim",
-        "--device",
-        "0-1",
-        "--",
-        hang_suite,
-        PASSES,
-        "--simpler-sim-fault",
-        "hang@TestTrigger#1",
-        "--simpler-sim-fault",
-        "force_reset_fail",
-    )
+    faults = sim_faults("hang@TestTrigger#1", "force_reset_fail")
+    run = simpler_run.suite(trigger_victims.HANG.path, PASSES, *faults)
     gave_up = {r["device"] for r in run.records("lifecycle", trigger="give_up")}
     assert len(gave_up) == 1
     (retired,) = run.records("device_retired")

@@ -6,22 +6,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from processes import sim_faults
+from trigger_victims import HANG
+
 SCENARIOS = "tests/it/scenarios"
-HANG_SUITE = f"{SCENARIOS}/scenario_hang_victims.py"
-TRIGGER = f"{HANG_SUITE}::TestTrigger::test_launch"
-VICTIMS = [
-    f"{HANG_SUITE}::TestVictim{i}::test_{k}"
-    for i, k in [(1, "noop"), (2, "noop"), (3, "add"), (4, "noop"), (5, "add")]
-]
+HANG_SUITE, TRIGGER, VICTIMS = HANG.path, HANG.trigger, HANG.victims
 QUARANTINE_SUITE = f"{SCENARIOS}/scenario_quarantine_multi.py"
 COMMANDS_SUITE = f"{SCENARIOS}/scenario_workflow_commands.py"
 # The trigger hangs on every attempt and its card cannot be reset: a red L2 whose victims
 # are poison-skipped and recovered by the retry, and whose trigger stays failed.
-RED_L2 = ("--simpler-sim-fault", "hang@TestTrigger", "--simpler-sim-fault", "force_reset_fail")
-
-
-def _run(*options: str, device: str = "0") -> tuple[str, ...]:
-    return ("run", "--platform", "a5sim", "--device", device, *options)
+RED_L2 = sim_faults("hang@TestTrigger", "force_reset_fail")
 
 
 def _verdict_line(stdout: str) -> str:
@@ -29,11 +23,11 @@ def _verdict_line(stdout: str) -> str:
 
 
 def test_split_sessions_give_the_verdict_of_one_run(simpler_run: Any, tmp_path: Any) -> None:
-    whole = simpler_run(*_run("--", HANG_SUITE, *RED_L2))
+    whole = simpler_run.suite(HANG_SUITE, *RED_L2, device="0")
     shared = str(tmp_path / "shared.jsonl")
     sessions = [
-        simpler_run(*_run("--report", shared, "--phases", phase, "--", HANG_SUITE, *RED_L2))
-        for phase in ("l2", "resource", "retry")
+        simpler_run.suite(HANG_SUITE, *RED_L2, device="0", options=("--report", shared, *phase))
+        for phase in (("--phases", "l2"), ("--phases", "resource"), ("--phases", "retry"))
     ]
     report = simpler_run("report", "--file", shared)
     assert whole.returncode == 1
@@ -49,9 +43,11 @@ def test_split_sessions_give_the_verdict_of_one_run(simpler_run: Any, tmp_path: 
 
 def test_new_run_and_run_id_name_the_run(simpler_run: Any, tmp_path: Any) -> None:
     shared = str(tmp_path / "named.jsonl")
-    simpler_run(*_run("--report", shared, "--run-id", "ci-42", "--phases", "l2", "--", HANG_SUITE))
-    fresh = simpler_run(*_run("--report", shared, "--new-run", "--phases", "retry", "--", "-q"))
-    bad = simpler_run(*_run("--run-id", "two words", "--", HANG_SUITE))
+    named = ("--report", shared, "--run-id", "ci-42", "--phases", "l2")
+    simpler_run.suite(HANG_SUITE, device="0", options=named)
+    fresh_options = ("--report", shared, "--new-run", "--phases", "retry")
+    fresh = simpler_run.suite("-q", device="0", options=fresh_options)
+    bad = simpler_run.suite(HANG_SUITE, device="0", options=("--run-id", "two words"))
     assert fresh.returncode == 0
     runs = list(dict.fromkeys(r["run"] for r in _records(shared)))
     assert runs[0] == "ci-42" and len(runs) == 2
@@ -59,16 +55,8 @@ def test_new_run_and_run_id_name_the_run(simpler_run: Any, tmp_path: Any) -> Non
 
 
 def test_a_quarantined_card_fails_the_two_card_test_with_a_reason(simpler_run: Any) -> None:
-    run = simpler_run(
-        *_run(
-            "--",
-            QUARANTINE_SUITE,
-            "--simpler-sim-fault",
-            "hang@test_pooled_launch",
-            "--simpler-sim-fault",
-            "force_reset_fail",
-            device="0-1",
-        )
+    run = simpler_run.suite(
+        QUARANTINE_SUITE, *sim_faults("hang@test_pooled_launch", "force_reset_fail")
     )
     assert run.returncode == 1
     assert "Traceback" not in run.stdout + run.stderr
@@ -80,17 +68,10 @@ def test_a_quarantined_card_fails_the_two_card_test_with_a_reason(simpler_run: A
 
 
 def test_a_second_fault_in_the_retry_costs_only_the_test_that_faulted(simpler_run: Any) -> None:
-    run = simpler_run(
-        *_run(
-            "--",
-            HANG_SUITE,
-            "--simpler-sim-fault",
-            "hang@TestTrigger#1",
-            "--simpler-sim-fault",
-            "hang@TestVictim2#2",
-            "--simpler-sim-fault",
-            "force_reset_fail",
-        )
+    run = simpler_run.suite(
+        HANG_SUITE,
+        *sim_faults("hang@TestTrigger#1", "hang@TestVictim2#2", "force_reset_fail"),
+        device="0",
     )
     retry = run.outcomes("retry")
     assert retry[VICTIMS[1]] == "failed"
@@ -106,8 +87,10 @@ FORGED_COMMANDS = ("::error title=forged::from-a-test", "::add-mask::from-a-test
 
 
 def test_l2_output_is_fenced_under_github_actions(simpler_run: Any) -> None:
-    run = simpler_run(
-        *_run("--phases", "l2,report", "--", COMMANDS_SUITE),
+    run = simpler_run.suite(
+        COMMANDS_SUITE,
+        device="0",
+        options=("--phases", "l2,report"),
         env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": ""},
     )
     assert run.returncode == 1

@@ -9,30 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-SCENARIO = "tests/it/scenarios/scenario_stuck.py"
-TRIGGER = f"{SCENARIO}::TestTrigger::test_launch"
-VICTIMS = [
-    f"{SCENARIO}::TestVictim1::test_noop",
-    f"{SCENARIO}::TestVictim2::test_add",
-    f"{SCENARIO}::TestVictim3::test_noop",
-]
+from processes import sim_faults
+from trigger_victims import STUCK
+
+TRIGGER, VICTIMS = STUCK.trigger, STUCK.victims
 TIMEOUT_S = 120  # each run takes seconds; a process that waits on a stuck card must fail
 A5_OP_TIMEOUT = (507046, "aclrtSynchronizeStreamWithTimeout")
 
 
-def _run(*pytest_args: str) -> tuple[str, ...]:
-    return (
-        "run",
-        "--platform",
-        "a5sim",
-        "--device",
-        "0-1",
-        "--",
-        SCENARIO,
-        "--simpler-sim-fault",
-        "stuck@TestTrigger#1",
-        *pytest_args,
-    )
+def _run(simpler_run: Any, *pytest_args: str, env: dict[str, str] | None = None) -> Any:
+    suite = (STUCK.path, *sim_faults("stuck@TestTrigger#1"), *pytest_args)
+    return simpler_run.suite(*suite, env=env, timeout=TIMEOUT_S)
 
 
 def _l2(run: Any) -> dict[str, dict[str, Any]]:
@@ -50,7 +37,7 @@ def _retried_trigger(run: Any) -> list[tuple[str, int]]:
 
 
 def test_the_xdist_worker_ends_and_its_queue_runs_on_a_replacement(simpler_run: Any) -> None:
-    run = simpler_run(*_run(), timeout=TIMEOUT_S)
+    run = _run(simpler_run)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     l2 = _l2(run)
     trigger = l2[TRIGGER]
@@ -69,7 +56,7 @@ def test_the_xdist_worker_ends_and_its_queue_runs_on_a_replacement(simpler_run: 
 
 
 def test_a_trigger_that_caught_the_error_still_ends_its_process(simpler_run: Any) -> None:
-    run = simpler_run(*_run(), env={"SCENARIO_STUCK_CAUGHT": "1"}, timeout=TIMEOUT_S)
+    run = _run(simpler_run, env={"SCENARIO_STUCK_CAUGHT": "1"})
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     l2 = _l2(run)
     trigger = l2[TRIGGER]
@@ -82,7 +69,7 @@ def test_a_trigger_that_caught_the_error_still_ends_its_process(simpler_run: Any
 
 
 def test_in_one_process_the_later_tests_are_poison_skipped_and_retried(simpler_run: Any) -> None:
-    run = simpler_run(*_run("-p", "no:xdist"), timeout=TIMEOUT_S)
+    run = _run(simpler_run, "-p", "no:xdist")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     l2 = _l2(run)
     assert (l2[TRIGGER]["outcome"], l2[TRIGGER]["poisoned"]) == ("failed", True)

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from processes import run_python_m
 
 EXIT_USAGE = 2
 SMALL = {
@@ -27,6 +26,8 @@ BIG = {
     "suite": "per-commit-4-gpu",
     "est_time": 300,
 }
+SCHEDULE_DRY_RUN = ("schedule", "--devices", "0-1", "--dry-run", "jobs.json")
+JOB_A = {"label": "a", "devices": 1, "cmd": ["true"]}  # a good job before the bad one
 
 
 @dataclass(frozen=True)
@@ -71,24 +72,14 @@ CASES = {
         r"entry \[1\]:",
     ),
     "schedule: a job without a label": Bad(
-        ("schedule", "--devices", "0-1", "--dry-run", "jobs.json"),
-        {
-            "jobs.json": [
-                {"label": "a", "devices": 1, "cmd": ["true"]},
-                {"devices": 2, "cmd": ["make", "check"]},
-            ]
-        },
+        SCHEDULE_DRY_RUN,
+        {"jobs.json": [JOB_A, {"devices": 2, "cmd": ["make", "check"]}]},
         ('"cmd": ["make", "check"]',),
         r"entry \d+",
     ),
     "schedule: a labelled job of no devices": Bad(
-        ("schedule", "--devices", "0-1", "--dry-run", "jobs.json"),
-        {
-            "jobs.json": [
-                {"label": "a", "devices": 1, "cmd": ["true"]},
-                {"label": "warm-up", "devices": 0, "cmd": ["true"]},
-            ]
-        },
+        SCHEDULE_DRY_RUN,
+        {"jobs.json": [JOB_A, {"label": "warm-up", "devices": 0, "cmd": ["true"]}]},
         ("'warm-up'",),
         r"entry \d+",
     ),
@@ -105,13 +96,7 @@ CASES = {
 def test_the_message_names_what_the_user_wrote(bad: Bad, tmp_path: Path) -> None:
     for name, content in bad.files.items():
         (tmp_path / name).write_text(json.dumps(content) + "\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "simpler", *bad.args],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_python_m("simpler", *bad.args, cwd=tmp_path, timeout=120)
     lines = done.stderr.splitlines()
     assert done.returncode == EXIT_USAGE, done.stderr
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr

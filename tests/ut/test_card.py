@@ -15,9 +15,10 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from pooled_workers import device_error
 
 from simpler import DeviceRuntimeError
-from simpler.runner import Runner, open_runner
+from simpler.runner import Runner, open_runner, set_test_context
 from simpler.runner.platforms import OP_TIMEOUT, POISONED_INIT
 
 
@@ -27,14 +28,14 @@ def _ready(platform: str, device: int) -> Runner:
     return r
 
 
-def _hang(r: Runner) -> DeviceRuntimeError:
-    with pytest.raises(DeviceRuntimeError) as caught:
-        r.run("spin")
-    return caught.value
+def _ready_with(faults: Callable[[str], object], spec: str, platform: str, device: int) -> Runner:
+    """A ready runner, in a process whose injected faults are ``spec``."""
+    faults(spec)
+    return _ready(platform, device)
 
 
 def test_spin_is_reaped_with_the_platforms_op_timeout(platform: str, fresh_device: int) -> None:
-    error = _hang(_ready(platform, fresh_device))
+    error = device_error(_ready(platform, fresh_device))
     assert (error.rc, error.where) == OP_TIMEOUT[platform]
     assert (error.device, error.platform) == (fresh_device, platform)
 
@@ -43,7 +44,7 @@ def test_within_process_cascade_ten_of_ten(platform: str, fresh_device: int) -> 
     cascades = 0
     for _ in range(10):
         victim = _ready(platform, fresh_device)
-        _hang(victim)
+        device_error(victim)
         with pytest.raises(DeviceRuntimeError) as fast:
             victim.run("noop")
         with pytest.raises(DeviceRuntimeError) as reinit:
@@ -66,7 +67,7 @@ def test_a_healthy_runner_on_a_poisoned_card_fails_with_the_poisoned_code(
     platform: str, fresh_device: int
 ) -> None:
     bystander = _ready(platform, fresh_device)
-    _hang(_ready(platform, fresh_device))
+    device_error(_ready(platform, fresh_device))
     with pytest.raises(DeviceRuntimeError) as caught:
         bystander.run("noop")
     assert (caught.value.rc, caught.value.where) == POISONED_INIT[platform]
@@ -75,7 +76,7 @@ def test_a_healthy_runner_on_a_poisoned_card_fails_with_the_poisoned_code(
 
 def test_soft_reset_does_not_recover(platform: str, fresh_device: int) -> None:
     r = _ready(platform, fresh_device)
-    _hang(r)
+    device_error(r)
     with pytest.raises(DeviceRuntimeError) as caught:
         r.soft_reset()
     assert (caught.value.rc, caught.value.where) == POISONED_INIT[platform]
@@ -86,7 +87,7 @@ def test_force_reset_recovers_ten_of_ten(platform: str, fresh_device: int) -> No
     recovered = 0
     for _ in range(10):
         r = _ready(platform, fresh_device)
-        _hang(r)
+        device_error(r)
         r.force_reset()
         rebuilt = _ready(platform, fresh_device)
         out = rebuilt.run("vector_add", np.ones(4, np.float32), np.ones(4, np.float32))
@@ -98,7 +99,7 @@ def test_finalize_force_resets_an_unusable_runner_and_confirms_the_card(
     platform: str, fresh_device: int
 ) -> None:
     r = _ready(platform, fresh_device)
-    _hang(r)
+    device_error(r)
     assert r.finalize() == 0
     assert r.probe() and not r.unusable
 
@@ -106,9 +107,8 @@ def test_finalize_force_resets_an_unusable_runner_and_confirms_the_card(
 def test_finalize_reports_failure_when_the_force_reset_fails(
     platform: str, fresh_device: int, faults: Callable[[str], object]
 ) -> None:
-    faults("force_reset_fail")
-    r = _ready(platform, fresh_device)
-    _hang(r)
+    r = _ready_with(faults, "force_reset_fail", platform, fresh_device)
+    device_error(r)
     assert r.finalize() == OP_TIMEOUT[platform][0]
     assert not r.probe()
     with pytest.raises(DeviceRuntimeError, match="aclrtResetDeviceForce"):
@@ -120,7 +120,7 @@ def test_force_reset_clears_only_its_card_while_another_keeps_running(
 ) -> None:
     poisoned, busy = fresh_device, fresh_device + 1000
     victim = _ready(platform, poisoned)
-    _hang(victim)
+    device_error(victim)
     worker = _ready(platform, busy)
     a, b = np.ones((160, 160), np.float32), np.ones((160, 160), np.float32)
     results: list[bool] = []
@@ -134,7 +134,7 @@ def test_force_reset_clears_only_its_card_while_another_keeps_running(
     thread.start()
     for _ in range(5):
         victim.force_reset()
-        _hang(_ready(platform, poisoned))
+        device_error(_ready(platform, poisoned))
     victim.force_reset()
     thread.join()
     assert results == [True] * 20
@@ -143,7 +143,7 @@ def test_force_reset_clears_only_its_card_while_another_keeps_running(
 
 
 def test_a_fresh_process_sees_a_clean_card(platform: str, fresh_device: int) -> None:
-    _hang(_ready(platform, fresh_device))
+    device_error(_ready(platform, fresh_device))
     script = (
         "from simpler.runner import open_runner\n"
         f"r = open_runner({platform!r}, {fresh_device})\n"
@@ -157,7 +157,7 @@ def test_a_fresh_process_sees_a_clean_card(platform: str, fresh_device: int) -> 
 
 def test_drain_reports_the_sticky_error(platform: str, fresh_device: int) -> None:
     r = _ready(platform, fresh_device)
-    _hang(r)
+    device_error(r)
     with pytest.raises(DeviceRuntimeError) as caught:
         r.drain(100)
     assert caught.value.rc == OP_TIMEOUT[platform][0]
@@ -167,9 +167,8 @@ def test_drain_reports_the_sticky_error(platform: str, fresh_device: int) -> Non
 def test_drain_false_negative_reports_success_while_probe_says_poisoned(
     platform: str, fresh_device: int, faults: Callable[[str], object]
 ) -> None:
-    faults("drain_false_negative")
-    r = _ready(platform, fresh_device)
-    _hang(r)
+    r = _ready_with(faults, "drain_false_negative", platform, fresh_device)
+    device_error(r)
     r.drain(100)  # wrongly says all is well, as seen on a2a3 hardware
     assert not r.probe()
 
@@ -186,32 +185,24 @@ def test_init_fail_fault_fails_init_with_the_platforms_code(
 def test_launch_fail_matches_the_selector_and_attempt(
     platform: str, fresh_device: int, faults: Callable[[str], object]
 ) -> None:
-    from simpler.runner import set_test_context
-
-    faults("launch_fail@TestAdd::test_big#1")
-    r = _ready(platform, fresh_device)
+    r = _ready_with(faults, "launch_fail@TestAdd::test_big#1", platform, fresh_device)
     set_test_context("tests/st/test_add.py::TestAdd::test_big", attempt=2)
     r.run("noop")  # attempt 2 is not selected
     set_test_context("tests/st/test_add.py::TestMul::test_big", attempt=1)
     r.run("noop")  # another test is not selected
     set_test_context("tests/st/test_add.py::TestAdd::test_big", attempt=1)
-    with pytest.raises(DeviceRuntimeError) as caught:
-        r.run("noop")
-    assert (caught.value.rc, caught.value.where) == (207001, "rtKernelLaunchWithHandleV2")
+    error = device_error(r, "noop")
+    assert (error.rc, error.where) == (207001, "rtKernelLaunchWithHandleV2")
     assert not r.probe()
 
 
 def test_hang_fault_turns_a_selected_launch_into_an_op_timeout(
     platform: str, fresh_device: int, faults: Callable[[str], object]
 ) -> None:
-    from simpler.runner import set_test_context
-
-    faults("hang@test_victim")
-    r = _ready(platform, fresh_device)
+    r = _ready_with(faults, "hang@test_victim", platform, fresh_device)
     set_test_context("tests/st/test_x.py::test_victim", attempt=3)
-    with pytest.raises(DeviceRuntimeError) as caught:
-        r.run("vector_add", np.ones(2, np.float32), np.ones(2, np.float32))
-    assert (caught.value.rc, caught.value.where) == OP_TIMEOUT[platform]
+    error = device_error(r, "vector_add", np.ones(2, np.float32), np.ones(2, np.float32))
+    assert (error.rc, error.where) == OP_TIMEOUT[platform]
 
 
 def test_malformed_sim_faults_env_is_a_value_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -237,7 +228,7 @@ def _inside_the_native_run(thread: threading.Thread) -> bool:
 def test_long_calls_release_the_gil(platform: str, fresh_device: int) -> None:
     r = _ready(platform, fresh_device)
     errors: list[DeviceRuntimeError] = []
-    hanging = threading.Thread(target=lambda: errors.append(_hang(r)))
+    hanging = threading.Thread(target=lambda: errors.append(device_error(r)))
     # No forced switches: this thread can only run Python while the other waits on the card
     # if the call into the card let go of the GIL.
     previous = sys.getswitchinterval()

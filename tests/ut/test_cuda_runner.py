@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,17 +23,26 @@ RC_NAMES = {
     "device_assert": (710, "CUDA_ERROR_ASSERT"),
     "misaligned": (716, "CUDA_ERROR_MISALIGNED_ADDRESS"),
 }
+# The children import the unit tests' worker builder (pooled_workers.py) from here.
+UT = str(Path(__file__).resolve().parent)
 
 
 def _child(driver: str, body: str, **env: str) -> Any:
     """Run ``body`` (it prints one JSON line last) in a fresh process on the fake driver."""
     code = "import json, numpy as np\nfrom simpler import runner\n" + textwrap.dedent(body)
+    path = os.pathsep.join(p for p in (UT, os.environ.get("PYTHONPATH")) if p)
     done = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, "SIMPLER_CUDA_DRIVER": driver, "SIMPLER_OP_TIMEOUT_MS": "300", **env},
+        env={
+            **os.environ,
+            "PYTHONPATH": path,
+            "SIMPLER_CUDA_DRIVER": driver,
+            "SIMPLER_OP_TIMEOUT_MS": "300",
+            **env,
+        },
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.splitlines()[-1])
@@ -115,18 +125,11 @@ def test_an_injected_fault_kernel_replaces_the_first_launch_and_sticks(
 
 
 _LIFECYCLE = """
-    from recovery import PooledWorker, WorkerKey
-    from simpler.errors import DeviceRuntimeError
-    records = []
+    from pooled_workers import launch_error, started_worker
     runner.configure_faults("illegal_address@test_x")
     runner.set_test_context("t.py::test_x", 1)
-    w = PooledWorker(WorkerKey("cuda", "default", 0, "main"), records.append)
-    w.start()
-    try:
-        w.run("noop"); error = None
-    except DeviceRuntimeError as e:
-        error = e
-    w.after_test(error, "t.py::test_x")
+    w = started_worker([], platform="cuda", runtime="default")
+    w.after_test(launch_error(w), "t.py::test_x")
     runner.set_test_context("t.py::test_y", 1)
     a = np.arange(4, dtype=np.float32)
     after = w.run("vector_add", a, a).tolist() if w.runnable else None
@@ -154,17 +157,11 @@ def test_a_kernel_past_the_op_timeout_ends_the_process_without_a_reset(
     result = _child(
         fake_cuda_driver,
         """
-        from recovery import PooledWorker, WorkerKey
-        from simpler.errors import DeviceRuntimeError
-        records = []
+        from pooled_workers import launch_error, started_worker
         runner.configure_faults("hang@test_x")
         runner.set_test_context("t.py::test_x", 1)
-        w = PooledWorker(WorkerKey("cuda", "default", 0, "main"), records.append)
-        w.start()
-        try:
-            w.run("noop")
-        except DeviceRuntimeError as e:
-            error = e
+        w = started_worker([], platform="cuda", runtime="default")
+        error = launch_error(w)
         w.after_test(error, "t.py::test_x")
         rc = w.shutdown()  # must return at once: nothing may wait on the running kernel
         print(json.dumps({"rc": error.rc, "where": error.where, "must_end": error.process_must_end,

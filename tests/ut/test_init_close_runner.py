@@ -7,9 +7,9 @@ from types import SimpleNamespace
 from typing import Any, ClassVar, cast
 
 import pytest
+from pooled_workers import project_worker
 
 import simpler
-from recovery.lifecycle import PooledWorker, WorkerKey
 from simpler import DeviceRuntimeError, InitCloseRunner
 from simpler.plugin.project_runtime import missing_methods, runner_factory
 
@@ -174,13 +174,7 @@ def test_a_subclass_opens_its_own_worker_and_closes_it_its_own_way() -> None:
 
 def test_the_lifecycle_heals_it_in_place_and_closes_every_worker_once() -> None:
     records: list[dict[str, Any]] = []
-    pooled = PooledWorker(
-        WorkerKey("myhw", "own", 0, "main"),
-        records.append,
-        factory=lambda platform, device: _runner(),
-        translate=_translate,
-    )
-    pooled.start()
+    pooled = project_worker(records, _runner, translate=_translate)
     with pytest.raises(RuntimeError):
         pooled.run("fault")
     # The test caught the error and passed: the runner's own word poisons the worker.

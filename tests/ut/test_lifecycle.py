@@ -11,40 +11,23 @@ from typing import Any
 
 import numpy as np
 import pytest
+from pooled_workers import device_error, lifecycle_path, started_worker
 
-from recovery import PooledWorker, WorkerKey, poisons_worker
+from recovery import poisons_worker
 from recovery.diagram import mermaid
 from simpler import DeviceRuntimeError, GoldenMismatch
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _worker(device: int, records: list[dict[str, Any]], **options: Any) -> PooledWorker:
-    w = PooledWorker(
-        WorkerKey("a5sim", "host_build_graph", device, "main"), records.append, **options
-    )
-    w.start()
-    return w
-
-
-def _hang(w: PooledWorker) -> DeviceRuntimeError:
-    with pytest.raises(DeviceRuntimeError) as caught:
-        w.run("spin")
-    return caught.value
-
-
-def _path(records: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
-    return [(r["source"], r["dest"], r["trigger"]) for r in records]
-
-
 def test_a_device_fault_heals_through_force_reset_to_rebuilt(fresh_device: int) -> None:
     records: list[dict[str, Any]] = []
-    w = _worker(fresh_device, records)
-    error = _hang(w)
+    w = started_worker(records, device=fresh_device)
+    error = device_error(w)
     assert w.after_test(error, "t.py::TestHang::test_hang") is True
     assert w.state == "rebuilt" and w.runnable
     assert w.run("vector_add", np.ones(2, np.float32), np.ones(2, np.float32)).tolist() == [2, 2]
-    assert _path(records) == [
+    assert lifecycle_path(records) == [
         ("created", "healthy", "init_ok"),
         ("healthy", "poisoned", "device_error"),
         ("poisoned", "force_reset", "start_force_reset"),
@@ -58,17 +41,17 @@ def test_a_device_fault_heals_through_force_reset_to_rebuilt(fresh_device: int) 
 
 def test_a_golden_mismatch_on_a_clean_card_leaves_the_worker_healthy(fresh_device: int) -> None:
     records: list[dict[str, Any]] = []
-    w = _worker(fresh_device, records)
+    w = started_worker(records, device=fresh_device)
     assert w.after_test(GoldenMismatch("vector_add differs"), "t.py::test_golden") is False
     assert w.after_test(AssertionError("plain"), "t.py::test_plain") is False
     assert w.state == "healthy"
-    assert _path(records) == [("created", "healthy", "init_ok")]
+    assert lifecycle_path(records) == [("created", "healthy", "init_ok")]
 
 
 def test_a_passing_test_that_left_the_card_dirty_still_poisons(fresh_device: int) -> None:
     records: list[dict[str, Any]] = []
-    w = _worker(fresh_device, records)
-    _hang(w)  # the test expected the op-timeout and passed
+    w = started_worker(records, device=fresh_device)
+    device_error(w)  # the test expected the op-timeout and passed
     assert w.after_test(None, "t.py::test_expects_timeout") is True
     assert w.state == "rebuilt"
 
@@ -84,9 +67,9 @@ def test_a_failing_force_reset_is_retried_a_bounded_number_of_times_then_skips(
     fresh_device: int, faults: Callable[[str], object]
 ) -> None:
     records: list[dict[str, Any]] = []
-    w = _worker(fresh_device, records, max_attempts=3)
+    w = started_worker(records, device=fresh_device, max_attempts=3)
     faults("force_reset_fail")
-    error = _hang(w)
+    error = device_error(w)
     w.after_test(error, "t.py::test_hang")
     assert w.state == "skipped" and not w.runnable
     triggers = [r["trigger"] for r in records]
@@ -108,7 +91,7 @@ def test_a_failed_first_init_is_healed_like_any_fault(
 ) -> None:
     faults("init_fail")
     records: list[dict[str, Any]] = []
-    w = _worker(fresh_device, records, max_attempts=2)
+    w = started_worker(records, device=fresh_device, max_attempts=2)
     assert w.state == "skipped"
     assert [r["trigger"] for r in records] == [
         "device_error",
@@ -121,8 +104,8 @@ def test_a_failed_first_init_is_healed_like_any_fault(
 
 def test_without_recovery_the_worker_stays_poisoned_and_keeps_running(fresh_device: int) -> None:
     records: list[dict[str, Any]] = []
-    w = _worker(fresh_device, records, recovery=False)
-    w.after_test(_hang(w), "t.py::test_hang")
+    w = started_worker(records, device=fresh_device, recovery=False)
+    w.after_test(device_error(w), "t.py::test_hang")
     assert w.state == "poisoned" and w.runnable
     with pytest.raises(DeviceRuntimeError, match="unusable"):
         w.run("noop")  # the cascade the machine exists to prevent
@@ -130,7 +113,7 @@ def test_without_recovery_the_worker_stays_poisoned_and_keeps_running(fresh_devi
 
 def test_shutdown_closes_the_worker_and_reports_a_clean_card(fresh_device: int) -> None:
     records: list[dict[str, Any]] = []
-    w = _worker(fresh_device, records)
+    w = started_worker(records, device=fresh_device)
     assert w.shutdown() == 0
     assert w.state == "closed" and records[-1]["trigger"] == "close"
 

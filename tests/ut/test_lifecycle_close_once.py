@@ -10,8 +10,9 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from pooled_workers import project_worker
 
-from recovery.lifecycle import PooledWorker, WorkerKey
+from recovery.lifecycle import PooledWorker
 from simpler import DeviceRuntimeError
 from simpler.plugin.worker_pool import WorkerPool
 
@@ -60,14 +61,7 @@ def _counted() -> None:
 
 
 def _worker(records: list[dict[str, Any]], **runner: bool) -> PooledWorker:
-    worker = PooledWorker(
-        WorkerKey("myhw", "own", 0, "main"),
-        records.append,
-        max_attempts=3,
-        factory=lambda platform, device: CountingRunner(**runner),
-    )
-    worker.start()
-    return worker
+    return project_worker(records, lambda: CountingRunner(**runner), max_attempts=3)
 
 
 def _closed_once_each() -> None:

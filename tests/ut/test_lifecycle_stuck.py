@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from pooled_workers import device_error, lifecycle_path, started_worker
 
-from recovery import PooledWorker, WorkerKey
 from simpler import DeviceRuntimeError, runner
 
 NODEID = "t.py::TestStuck::test_launch"
@@ -49,24 +49,6 @@ class CountingFactory:
         return made
 
 
-def _worker(device: int, records: list[dict[str, Any]], **options: Any) -> PooledWorker:
-    w = PooledWorker(
-        WorkerKey("a5sim", "host_build_graph", device, "gw0"), records.append, **options
-    )
-    w.start()
-    return w
-
-
-def _path(records: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
-    return [(r["source"], r["dest"], r["trigger"]) for r in records]
-
-
-def _stuck_launch(w: PooledWorker) -> DeviceRuntimeError:
-    with pytest.raises(DeviceRuntimeError) as caught:
-        w.run("noop")
-    return caught.value
-
-
 ENDS_WITH_PROCESS = [
     ("created", "healthy", "init_ok"),
     ("healthy", "poisoned", "device_error"),
@@ -75,8 +57,8 @@ ENDS_WITH_PROCESS = [
 
 
 def test_the_stuck_launch_says_the_process_must_end(stuck_device: int) -> None:
-    w = _worker(stuck_device, [])
-    error = _stuck_launch(w)
+    w = started_worker([], device=stuck_device, worker="gw0")
+    error = device_error(w, "noop")
     assert (error.rc, error.where) == (507046, "aclrtSynchronizeStreamWithTimeout")
     assert error.process_must_end
     assert "cannot be stopped in process" in error.message
@@ -86,12 +68,12 @@ def test_the_stuck_launch_says_the_process_must_end(stuck_device: int) -> None:
 def test_no_force_reset_is_tried_and_the_worker_is_skipped(stuck_device: int) -> None:
     records: list[dict[str, Any]] = []
     factory = CountingFactory()
-    w = _worker(stuck_device, records, factory=factory)
-    error = _stuck_launch(w)
+    w = started_worker(records, device=stuck_device, worker="gw0", factory=factory)
+    error = device_error(w, "noop")
     assert w.after_test(error, NODEID) is True
     assert factory.force_resets == 0 and len(factory.runners) == 1  # no reset, no rebuild
     assert w.state == "skipped" and not w.runnable and w.must_end_process
-    assert _path(records) == ENDS_WITH_PROCESS
+    assert lifecycle_path(records) == ENDS_WITH_PROCESS
     ended = records[-1]
     assert (ended["rc"], ended["where"], ended["nodeid"]) == (error.rc, error.where, NODEID)
     assert "cannot be recovered in this process" in w.skip_reason
@@ -101,26 +83,26 @@ def test_no_force_reset_is_tried_and_the_worker_is_skipped(stuck_device: int) ->
 def test_a_test_that_caught_the_error_still_ends_the_process(stuck_device: int) -> None:
     records: list[dict[str, Any]] = []
     factory = CountingFactory()
-    w = _worker(stuck_device, records, factory=factory)
-    _stuck_launch(w)  # the test expected it and passed
+    w = started_worker(records, device=stuck_device, worker="gw0", factory=factory)
+    device_error(w, "noop")  # the test expected it and passed
     assert w.after_test(None, NODEID) is True
     assert factory.force_resets == 0
-    assert _path(records) == ENDS_WITH_PROCESS and w.must_end_process
+    assert lifecycle_path(records) == ENDS_WITH_PROCESS and w.must_end_process
 
 
 def test_shutdown_finalizes_the_stuck_runner_at_once_and_reports_it_dirty(
     stuck_device: int,
 ) -> None:
     records: list[dict[str, Any]] = []
-    w = _worker(stuck_device, records)
-    w.after_test(_stuck_launch(w), NODEID)
+    w = started_worker(records, device=stuck_device, worker="gw0")
+    w.after_test(device_error(w, "noop"), NODEID)
     assert w.shutdown() == 507046  # not clean; returned instead of waiting on the card
     assert w.state == "closed" and records[-1]["rc"] == 507046
 
 
 def test_the_stuck_card_stays_stuck_for_every_runner_in_this_process(stuck_device: int) -> None:
-    w = _worker(stuck_device, [])
-    _stuck_launch(w)
+    w = started_worker([], device=stuck_device, worker="gw0")
+    device_error(w, "noop")
     other = runner.open_runner("a5sim", stuck_device)
     with pytest.raises(DeviceRuntimeError) as init:
         other.init()
@@ -133,7 +115,7 @@ def test_the_stuck_card_stays_stuck_for_every_runner_in_this_process(stuck_devic
         other.soft_reset()
     # Nothing above cleared it: a worker starting now is skipped the same way.
     records: list[dict[str, Any]] = []
-    late = _worker(stuck_device, records)
+    late = started_worker(records, device=stuck_device, worker="gw0")
     assert late.state == "skipped" and late.must_end_process
     assert [r["trigger"] for r in records] == ["device_error", "process_must_end"]
     other.close()
@@ -141,18 +123,18 @@ def test_the_stuck_card_stays_stuck_for_every_runner_in_this_process(stuck_devic
 
 def test_without_recovery_the_worker_stays_poisoned_as_today(stuck_device: int) -> None:
     records: list[dict[str, Any]] = []
-    w = _worker(stuck_device, records, recovery=False)
-    w.after_test(_stuck_launch(w), NODEID)
+    w = started_worker(records, device=stuck_device, worker="gw0", recovery=False)
+    w.after_test(device_error(w, "noop"), NODEID)
     assert w.state == "poisoned" and w.runnable and not w.must_end_process
-    assert _path(records)[-1] == ("healthy", "poisoned", "device_error")
+    assert lifecycle_path(records)[-1] == ("healthy", "poisoned", "device_error")
 
 
 def test_a_hang_still_heals_in_place(fresh_device: int, faults: Callable[[str], object]) -> None:
     faults("hang@TestStuck#1")
     runner.set_test_context(NODEID, 1)
     records: list[dict[str, Any]] = []
-    w = _worker(fresh_device, records)
-    error = _stuck_launch(w)
+    w = started_worker(records, device=fresh_device, worker="gw0")
+    error = device_error(w, "noop")
     assert not error.process_must_end
     w.after_test(error, NODEID)
     assert w.state == "rebuilt" and not w.must_end_process

@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pooled_workers import started_worker
 
 import recovery.lifecycle
-from recovery.lifecycle import PooledWorker, WorkerKey
+from recovery.lifecycle import PooledWorker
 from recovery.table import RUNNABLE_STATES, TRANSITIONS
 from simpler import DeviceRuntimeError
 
@@ -47,14 +48,14 @@ class FlakyResetRunner:
 
 def _worker(reset_failures: int, records: list[dict[str, Any]], **options: Any) -> PooledWorker:
     failures = [reset_failures]
-    w = PooledWorker(
-        WorkerKey("myhw", "rt", 0, "gw0"),
-        records.append,
+    return started_worker(
+        records,
+        platform="myhw",
+        runtime="rt",
+        worker="gw0",
         factory=lambda platform, device: FlakyResetRunner(failures),
         **options,
     )
-    w.start()
-    return w
 
 
 def _edges(w: PooledWorker, trigger: str, source: str) -> list[tuple[str, str, list[str]]]:

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
+from pooled_workers import project_worker
 
 from simpler import DeviceRuntimeError
 from simpler.plugin.project_runtime import RunnerContractError, runner_factory, translator
@@ -202,20 +203,12 @@ class _FlakyInit:
 
 
 def test_a_project_init_failure_is_translated_and_healed_by_the_lifecycle() -> None:
-    from recovery import PooledWorker, WorkerKey
-
     def translate(error: BaseException | None) -> BaseException | None:
         if isinstance(error, RuntimeError) and "code 62" in str(error):
             return DeviceRuntimeError(62, "halResMap", str(error), device=0, platform="myhw")
         return error
 
     records: list[dict[str, Any]] = []
-    worker = PooledWorker(
-        WorkerKey("myhw", "own", 0, "main"),
-        records.append,
-        factory=lambda platform, device: _FlakyInit(),
-        translate=translate,
-    )
-    worker.start()
+    worker = project_worker(records, _FlakyInit, translate=translate)
     assert worker.state == "rebuilt" and isinstance(worker.runner, _FlakyInit)
     assert [(r["dest"], r["rc"]) for r in records][:2] == [("poisoned", 62), ("force_reset", None)]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,3 +69,10 @@ def hold_until_a_replacement_started() -> None:
             (folder / GAVE_UP).touch()
             pytest.fail(reason)
         time.sleep(POLL_S)  # polling the event, with the guard above
+
+
+@pytest.mark.parametrize("step", range(4))
+def busy_neighbour(worker: Any, step: int) -> None:
+    """The neighbour files' one test (collected there as ``test_busy``): a launch, then the hold."""
+    worker.run("noop")
+    hold_until_a_replacement_started()

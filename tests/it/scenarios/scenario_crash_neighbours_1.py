@@ -1,7 +1,8 @@
 """Work for the other xdist worker while the crashed one is replaced (see scenario_crash.py).
 
 Under test_worker_crash's first test, each holds its worker until the replacement has started a
-test (crash_handoff.py); elsewhere (the crash loop) it runs at once.
+test (crash_handoff.py); elsewhere (the crash loop) it runs at once. Its twin,
+scenario_crash_neighbours_2.py, is the file ``--dist loadfile`` hands the other survivor.
 """
 
 import crash_handoff
@@ -9,8 +10,4 @@ import pytest
 
 pytestmark = pytest.mark.runtime("host_build_graph")
 
-
-@pytest.mark.parametrize("step", range(4))
-def test_busy(worker, step):
-    worker.run("noop")
-    crash_handoff.hold_until_a_replacement_started()
+test_busy = crash_handoff.busy_neighbour

@@ -1,16 +1,8 @@
-"""Work for the other xdist worker while the crashed one is replaced (see scenario_crash.py).
-
-Under test_worker_crash's first test, each holds its worker until the replacement has started a
-test (crash_handoff.py); elsewhere (the crash loop) it runs at once.
-"""
+"""The twin of scenario_crash_neighbours_1.py: the same test, a file of its own for xdist."""
 
 import crash_handoff
 import pytest
 
 pytestmark = pytest.mark.runtime("host_build_graph")
 
-
-@pytest.mark.parametrize("step", range(4))
-def test_busy(worker, step):
-    worker.run("noop")
-    crash_handoff.hold_until_a_replacement_started()
+test_busy = crash_handoff.busy_neighbour
