@@ -11,15 +11,16 @@ failing the read: a report file is written by many processes and versions.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 __all__ = [
     "RECORD_TYPES",
     "ChildRecord",
     "CoverageRecord",
     "DeviceRetiredRecord",
+    "Field",
     "LeftoverRecord",
     "LifecycleRecord",
     "OtherRecord",
@@ -35,6 +36,8 @@ __all__ = [
     "text",
 ]
 
+
+T = TypeVar("T")
 
 def text(raw: Mapping[str, Any], key: str) -> str:
     """An optional text field: ``""`` when absent or null, else the value as text."""
@@ -72,6 +75,60 @@ def _strings(raw: Mapping[str, Any], key: str) -> tuple[str, ...]:
     return tuple(v for v in value if isinstance(v, str))
 
 
+class Field(Generic[T]):
+    """A typed field of a record, read from its ``raw`` dict on access by ``read``: the
+    record types below are lists of their fields, one line each."""
+
+    def __init__(self, read: Callable[[Mapping[str, Any], str], T]) -> None:
+        self._read = read
+        self._key = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._key = name  # each attribute is named as the record's field is
+
+    def __get__(self, record: Record, owner: type | None = None) -> T:
+        return self._read(record.raw, self._key)
+
+
+def _str_only(raw: Mapping[str, Any], key: str) -> str:
+    value = raw.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _flag(raw: Mapping[str, Any], key: str) -> bool:
+    return bool(raw.get(key))
+
+
+def _true(raw: Mapping[str, Any], key: str) -> bool:
+    """Only a JSON ``true``: a test quarantine mark is never guessed from another value."""
+    return raw.get(key) is True
+
+
+def _duration(raw: Mapping[str, Any], key: str) -> float:
+    return _float(raw, key) or 0.0
+
+
+def _device(raw: Mapping[str, Any], key: str) -> int | None:
+    device = raw.get(key)
+    return None if device is None else int(device)
+
+
+def _positive_counts(raw: Mapping[str, Any], key: str) -> dict[str, int]:
+    """Outcome to number of test records; anything but a positive count is left out."""
+    counts = raw.get(key)
+    if not isinstance(counts, dict):
+        return {}
+    return {str(k): v for k, v in counts.items() if isinstance(v, int) and v > 0}
+
+
+def _processes(raw: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
+    """``pid``, ``name``, ``cmdline``, ``test``, ``signal`` of each (a non-dict: left out)."""
+    processes = raw.get(key)
+    if not isinstance(processes, list):
+        return []
+    return [process for process in processes if isinstance(process, dict)]
+
+
 @dataclass(frozen=True, slots=True)
 class Record:
     """What every record has (docs/design.md, Fields every record has)."""
@@ -79,21 +136,10 @@ class Record:
     raw: Mapping[str, Any]
     type_name: ClassVar[str] = ""
 
-    @property
-    def type(self) -> str:
-        return text(self.raw, "type")
-
-    @property
-    def run(self) -> str:
-        return text(self.raw, "run")
-
-    @property
-    def phase(self) -> str:
-        return text(self.raw, "phase")
-
-    @property
-    def ts(self) -> float | None:
-        return _float(self.raw, "ts")
+    type = Field(text)
+    run = Field(text)
+    phase = Field(text)
+    ts = Field(_float)
 
     def text(self, key: str) -> str:
         return text(self.raw, key)
@@ -107,10 +153,13 @@ class PhaseRecord(Record):
     """A phase's start (its plan) or its end (its counts and how it ended)."""
 
     type_name: ClassVar[str] = "phase"
-
-    @property
-    def event(self) -> str:
-        return text(self.raw, "event")
+    event = Field(text)
+    shard = Field(opt_text)
+    platform = Field(text)
+    planned = Field(_strings)
+    counts = Field(_positive_counts)
+    returncode = Field(_int)
+    duration_s = Field(_duration)
 
     @property
     def is_start(self) -> bool:
@@ -120,34 +169,6 @@ class PhaseRecord(Record):
     def is_end(self) -> bool:
         return self.raw.get("event") == "end"
 
-    @property
-    def shard(self) -> str | None:
-        return opt_text(self.raw, "shard")
-
-    @property
-    def platform(self) -> str:
-        return text(self.raw, "platform")
-
-    @property
-    def planned(self) -> tuple[str, ...]:
-        return _strings(self.raw, "planned")
-
-    @property
-    def counts(self) -> dict[str, int]:
-        """Outcome to number of test records; anything but a positive count is left out."""
-        counts = self.raw.get("counts")
-        if not isinstance(counts, dict):
-            return {}
-        return {str(k): v for k, v in counts.items() if isinstance(v, int) and v > 0}
-
-    @property
-    def returncode(self) -> int | None:
-        return _int(self.raw, "returncode")
-
-    @property
-    def duration_s(self) -> float:
-        return _float(self.raw, "duration_s") or 0.0
-
 
 @dataclass(frozen=True, slots=True)
 class TestRecord(Record):
@@ -155,35 +176,13 @@ class TestRecord(Record):
 
     __test__: ClassVar[bool] = False  # a record, not a class pytest should collect
     type_name: ClassVar[str] = "test"
-
-    @property
-    def nodeid(self) -> str:
-        nodeid = self.raw.get("nodeid")
-        return nodeid if isinstance(nodeid, str) else ""
-
-    @property
-    def outcome(self) -> str:
-        return text(self.raw, "outcome")
-
-    @property
-    def attempt(self) -> int | None:
-        return _int(self.raw, "attempt")
-
-    @property
-    def device(self) -> int | None:
-        return _int(self.raw, "device")
-
-    @property
-    def worker(self) -> str:
-        return text(self.raw, "worker")
-
-    @property
-    def poisoned(self) -> bool:
-        return bool(self.raw.get("poisoned"))
-
-    @property
-    def quarantined(self) -> bool:
-        return self.raw.get("quarantined") is True
+    nodeid = Field(_str_only)
+    outcome = Field(text)
+    attempt = Field(_int)
+    device = Field(_int)
+    worker = Field(text)
+    poisoned = Field(_flag)
+    quarantined = Field(_true)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,19 +190,9 @@ class PoisonSkipRecord(Record):
     """A test a worker that cannot be healed skipped: the registration the retry re-runs."""
 
     type_name: ClassVar[str] = "poison_skip"
-
-    @property
-    def nodeid(self) -> str:
-        nodeid = self.raw.get("nodeid")
-        return nodeid if isinstance(nodeid, str) else ""
-
-    @property
-    def worker(self) -> str:
-        return text(self.raw, "worker")
-
-    @property
-    def quarantined(self) -> bool:
-        return self.raw.get("quarantined") is True
+    nodeid = Field(_str_only)
+    worker = Field(text)
+    quarantined = Field(_true)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,18 +200,10 @@ class ChildRecord(Record):
     """A Resource child (or an isolated unit's process) that ended or never started."""
 
     type_name: ClassVar[str] = "child"
-
-    @property
-    def label(self) -> str:
-        return text(self.raw, "label")
-
-    @property
-    def nodeid(self) -> str:
-        return text(self.raw, "nodeid")
-
-    @property
-    def returncode(self) -> int | None:
-        return _int(self.raw, "returncode")
+    label = Field(text)
+    nodeid = Field(text)
+    returncode = Field(_int)
+    quarantined = Field(_true)
 
     @property
     def failed(self) -> bool:
@@ -230,37 +211,17 @@ class ChildRecord(Record):
         raw = self.raw
         return raw.get("returncode") != 0 or bool(raw.get("timed_out")) or bool(raw.get("signal"))
 
-    @property
-    def quarantined(self) -> bool:
-        return self.raw.get("quarantined") is True
-
 
 @dataclass(frozen=True, slots=True)
 class LifecycleRecord(Record):
     """One transition of a pooled worker (recovery/lifecycle.py)."""
 
     type_name: ClassVar[str] = "lifecycle"
-
-    @property
-    def worker(self) -> str:
-        return text(self.raw, "worker")
-
-    @property
-    def source(self) -> str:
-        return text(self.raw, "source")
-
-    @property
-    def dest(self) -> str:
-        return text(self.raw, "dest")
-
-    @property
-    def trigger(self) -> str:
-        return text(self.raw, "trigger")
-
-    @property
-    def device(self) -> int | None:
-        device = self.raw.get("device")
-        return None if device is None else int(device)
+    worker = Field(text)
+    source = Field(text)
+    dest = Field(text)
+    trigger = Field(text)
+    device = Field(_device)
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,14 +231,8 @@ class DeviceRetiredRecord(Record):
     reads the same."""
 
     type_name: ClassVar[str] = "device_retired"
-
-    @property
-    def devices(self) -> tuple[int, ...]:
-        return _ints(self.raw, "devices")
-
-    @property
-    def reason(self) -> str:
-        return text(self.raw, "reason")
+    devices = Field(_ints)
+    reason = Field(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,18 +240,8 @@ class LeftoverRecord(Record):
     """Processes a run's tests left behind, found when the tests were over or on exit."""
 
     type_name: ClassVar[str] = "leftover"
-
-    @property
-    def when(self) -> str:
-        return text(self.raw, "when")
-
-    @property
-    def processes(self) -> list[dict[str, Any]]:
-        """``pid``, ``name``, ``cmdline``, ``test``, ``signal`` of each (a non-dict: left out)."""
-        processes = self.raw.get("processes")
-        if not isinstance(processes, list):
-            return []
-        return [process for process in processes if isinstance(process, dict)]
+    when = Field(text)
+    processes = Field(_processes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,14 +249,8 @@ class SessionRecord(Record):
     """How a pytest session ended early: ``-x``/``--maxfail``, or tests the deadline held back."""
 
     type_name: ClassVar[str] = "session"
-
-    @property
-    def stopped(self) -> str:
-        return text(self.raw, "stopped")
-
-    @property
-    def deadline_held_back(self) -> bool:
-        return bool(self.raw.get("deadline_held_back"))
+    stopped = Field(text)
+    deadline_held_back = Field(_flag)
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,18 +258,9 @@ class CoverageRecord(Record):
     """The run's coverage settings (``event: run``), a measured process, or its end."""
 
     type_name: ClassVar[str] = "coverage"
-
-    @property
-    def event(self) -> str:
-        return text(self.raw, "event")
-
-    @property
-    def label(self) -> str:
-        return text(self.raw, "label")
-
-    @property
-    def pid(self) -> int | None:
-        return _int(self.raw, "pid")
+    event = Field(text)
+    label = Field(text)
+    pid = Field(_int)
 
 
 @dataclass(frozen=True, slots=True)
