@@ -126,13 +126,7 @@ public:
             return fail(platform_.poisoned_init_rc, platform_.poisoned_init_where,
                         "injected init_fail: device context could not be opened");
         }
-        if (card_.sticky_rc != 0) {
-            return fail(platform_.poisoned_init_rc, platform_.poisoned_init_where,
-                        sticky_story("init failed"));
-        }
-        open_ = true;
-        unusable_ = false;
-        return ok();
+        return open_context("init failed");
     }
 
     int run(const char* kernel, const simpler_tensor* tensors, int n_tensors,
@@ -196,13 +190,7 @@ public:
     int soft_reset() override {
         std::lock_guard<std::timed_mutex> lock(card_.mu);
         open_ = false;
-        if (card_.sticky_rc != 0) {
-            return fail(platform_.poisoned_init_rc, platform_.poisoned_init_where,
-                        sticky_story("soft reset (rtDeviceReset) re-init failed"));
-        }
-        open_ = true;
-        unusable_ = false;
-        return ok();
+        return open_context("soft reset (rtDeviceReset) re-init failed");
     }
 
     int force_reset() override {
@@ -318,6 +306,18 @@ private:
         return last_.fail(rc, where, message);
     }
     int ok() { return last_.ok(); }
+
+    // The device context opens (init, a soft reset's re-init) only on a card that is not
+    // sticky-errored: a real card refuses both the same way. The caller holds card_.mu.
+    int open_context(const char* what) {
+        if (card_.sticky_rc != 0) {
+            return fail(platform_.poisoned_init_rc, platform_.poisoned_init_where,
+                        sticky_story(what));
+        }
+        open_ = true;
+        unusable_ = false;
+        return ok();
+    }
 
     const Platform& platform_;
     const int device_;
