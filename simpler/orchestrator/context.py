@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from simpler.coverage.process_env import RunCoverage
 from simpler.orchestrator.children import ChildStarts
 from simpler.orchestrator.deadline import Deadline
+from simpler.orchestrator.options import RunOptions
 from simpler.orchestrator.pytest_args import PytestArgs
 from simpler.reporting import report_file
 from simpler.reporting.follow import ReportFollower
@@ -29,16 +30,9 @@ class RunContext:
     report: Path
     run_id: str
     pytest_args: PytestArgs = field(default_factory=PytestArgs)  # the user's, read by pytest
-    fail_on_flaky: bool = False
-    fail_if_nothing_ran: bool = False
-    max_parallel: int | None = None
-    recovery: bool = True
-    tail_lines: int = 80
-    policy: str = "backfill"
-    job_timeout_s: float | None = None
-    session_timeout_s: float | None = None
-    exit_first: bool = False
-    junit: Path | None = None
+    # What the user asked (flags the phases read as typed: --policy, --job-timeout, ...);
+    # a context a test builds has the defaults.
+    options: RunOptions = field(default_factory=lambda: RunOptions("", "", ""))
     resource_tests: list[ResourceTest] | None = None  # collected up front by the CLI
     l2_files: list[str] | None = None  # this shard's L2 files; None: the user's selection
     # The L2 passes with tests ("pooled": under xdist on the devices, "plain": the tests that

@@ -22,7 +22,7 @@ from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.phase_jobs import execute_for_phase
 from simpler.orchestrator.pytest_args import undistributed_options
-from simpler.orchestrator.pytest_run import deadline_env, phase_call, phase_exit
+from simpler.orchestrator.pytest_run import deadline_env, l2_plugin_flags, phase_call, phase_exit
 from simpler.orchestrator.quarantine_setup import quarantine_env
 from simpler.orchestrator.run_coverage import coverage_env, result_ended
 from simpler.reporting.nodeids import file_of
@@ -53,7 +53,7 @@ def isolated_l2_phase(ctx: RunContext) -> int:
     no_device = [_job(ctx, u, learned, device=False) for u in units if not u.needs_device]
     results = _execute(ctx, on_devices, ctx.devices, device_env=True) if on_devices else []
     if no_device and not ctx.cut_by_deadline:
-        slots = list(range(ctx.max_parallel or len(ctx.devices)))
+        slots = list(range(ctx.options.max_parallel or len(ctx.devices)))
         results += _execute(ctx, no_device, slots, device_env=False)
     failed = [r for r in results if not r.ok and not r.extra.get("deadline")]
     return max((phase_exit(r.returncode) if r.returncode is not None else EXIT_FAILED
@@ -79,7 +79,7 @@ def _job(ctx: RunContext, unit: _Unit, learned: dict[str, float], *, device: boo
         "l2",
         None if device else ctx.devices,
         attempt=1,
-        extra=["--simpler-class-lines", *([] if ctx.recovery else ["--simpler-no-recovery"])],
+        extra=l2_plugin_flags(ctx),
         user_args=[*undistributed_options(ctx.pytest_args), *unit.tests],
     )
     env = {**call.env, **coverage_env(ctx, _coverage_label(unit.name)), **deadline_env(ctx)}
@@ -106,8 +106,8 @@ def _execute(
             # Longest first on what was learned; a unit never measured is judged by nothing
             # else, and the deadline does not keep it from starting.
             estimate=lambda job: job.est_s or 0.0,
-            job_timeout_s=ctx.job_timeout_s,
-            tail_lines=ctx.tail_lines,
+            job_timeout_s=ctx.options.job_timeout,
+            tail_lines=ctx.options.tail_lines,
             log_dir=ctx.report.parent / "logs",
             env={**os.environ, **quarantine_env(ctx.test_quarantine)},
             on_finish=lambda result: _finished(ctx, result, on_device=device_env),

@@ -8,7 +8,7 @@ from simpler.contract import EXIT_OK
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.isolated import isolated_l2_phase
 from simpler.orchestrator.pytest_args import l2_user_args, l2_xdist_flags
-from simpler.orchestrator.pytest_run import phase_call, phase_exit, run_pytest
+from simpler.orchestrator.pytest_run import l2_plugin_flags, phase_call, phase_exit, run_pytest
 from simpler.reporting.nodeids import file_of
 from simpler.reporting.records import TestRecord
 from simpler.scheduler.durations import record_durations
@@ -39,14 +39,10 @@ def l2_phase(ctx: RunContext) -> int:
     return worst
 
 
-def _common_flags(ctx: RunContext) -> list[str]:
-    return ["--simpler-class-lines", *([] if ctx.recovery else ["--simpler-no-recovery"])]
-
-
 def _pooled_pass(ctx: RunContext, *, part_flags: list[str]) -> int:
     # One xdist worker per device, whether simpler sizes it or the user asked for -n auto.
-    workers = min(len(ctx.devices), ctx.max_parallel or len(ctx.devices))
-    extra = [*_common_flags(ctx), *part_flags, *l2_xdist_flags(ctx.pytest_args, workers)]
+    workers = min(len(ctx.devices), ctx.options.max_parallel or len(ctx.devices))
+    extra = [*l2_plugin_flags(ctx), *part_flags, *l2_xdist_flags(ctx.pytest_args, workers)]
     user_args = l2_user_args(ctx.pytest_args, workers, ctx.l2_files)
     call = phase_call(ctx, "l2", ctx.devices, attempt=1, extra=extra, user_args=user_args)
     numprocesses = ctx.pytest_args.numprocesses
@@ -57,7 +53,7 @@ def _pooled_pass(ctx: RunContext, *, part_flags: list[str]) -> int:
 
 def _plain_pass(ctx: RunContext, *, part_flags: list[str]) -> int:
     user_args = l2_user_args(ctx.pytest_args, None, ctx.l2_files)
-    extra = [*_common_flags(ctx), *part_flags]
+    extra = [*l2_plugin_flags(ctx), *part_flags]
     call = phase_call(ctx, "l2", ctx.devices, attempt=1, extra=extra, user_args=user_args)
     return phase_exit(run_pytest(ctx, call, "L2 pass of the tests that use no device"))
 

@@ -19,7 +19,7 @@ from simpler.orchestrator.quarantine_setup import quarantine_env
 from simpler.orchestrator.run_coverage import coverage_env, process_ended
 from simpler.scheduler.process import ChildProcess
 
-__all__ = ["phase_call", "phase_exit", "run_pytest"]
+__all__ = ["l2_plugin_flags", "phase_call", "phase_exit", "run_pytest"]
 
 
 def phase_call(
@@ -59,6 +59,12 @@ def run_pytest(ctx: RunContext, call: PytestCall, label: str, *, distributes: bo
     if not distributes:
         process_ended(ctx, label, child.pid, returncode)
     return returncode
+
+
+def l2_plugin_flags(ctx: RunContext) -> list[str]:
+    """What every L2 pytest process, pooled or isolated, asks of the plugin."""
+    no_recovery = ["--simpler-no-recovery"] if ctx.options.no_recovery else []
+    return ["--simpler-class-lines", *no_recovery]
 
 
 def deadline_env(ctx: RunContext) -> dict[str, str]:

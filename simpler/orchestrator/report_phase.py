@@ -253,7 +253,7 @@ def report_phase(ctx: RunContext) -> int:
     records = [r for r in records if not (isinstance(r, PhaseRecord) and r.phase == "report")]
     if follower.malformed and not records:
         return _nothing_readable([ctx.report], follower.malformed)
-    options = ReportOptions.of(ctx, ruling=ctx.ruling, test_quarantine=ctx.test_quarantine)
+    options = ReportOptions.of(ctx.options, ruling=ctx.ruling, test_quarantine=ctx.test_quarantine)
     gc.disable()  # see print_report
     try:
         return _print_records(records, follower.malformed, options, [(ctx.report, records)])

@@ -54,11 +54,11 @@ def resource_phase(ctx: RunContext) -> int:
     jobs = [_job(ctx, t) for t in tests]
     options = ExecutorOptions(
         estimate=estimator(load_measurements(ctx.durations_file)),
-        policy=ctx.policy,
-        job_timeout_s=ctx.job_timeout_s,
-        session_timeout_s=ctx.session_timeout_s,
-        exit_first=ctx.exit_first,
-        tail_lines=ctx.tail_lines,
+        policy=ctx.options.policy,
+        job_timeout_s=ctx.options.job_timeout,
+        session_timeout_s=ctx.options.session_timeout,
+        exit_first=ctx.options.exitfirst,
+        tail_lines=ctx.options.tail_lines,
         log_dir=ctx.report.parent / "logs",
         env={**os.environ, **_child_env(ctx)},
         on_finish=lambda result: _finished(ctx, result),

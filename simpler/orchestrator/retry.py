@@ -107,7 +107,7 @@ def _still_waiting(group: _Victims, queued_again: list[str]) -> bool:
 def _execute(ctx: RunContext, jobs: dict[str, Job], devices: list[int]) -> list[JobResult]:
     options = ExecutorOptions(
         estimate=lambda job: job.est_s or 1.0,  # tests to run: the longest queue starts first
-        tail_lines=ctx.tail_lines,
+        tail_lines=ctx.options.tail_lines,
         log_dir=ctx.report.parent / "logs",
         env=dict(os.environ),
         on_finish=lambda result: _finished(ctx, result),

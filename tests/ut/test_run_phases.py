@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 from pathlib import Path
 
@@ -117,7 +118,8 @@ def test_a_phase_with_nothing_to_do_is_green_even_under_fail_if_nothing_ran(
     _phases(monkeypatch)
     monkeypatch.setitem(run_module.PHASES, "report", report_phase)
     ctx = _context(tmp_path)
-    ctx.l2_tests, ctx.resource_tests, ctx.fail_if_nothing_ran = ["tests/st/test_a.py::t"], [], True
+    ctx.l2_tests, ctx.resource_tests = ["tests/st/test_a.py::t"], []
+    ctx.options = dataclasses.replace(ctx.options, fail_if_nothing_ran=True)
     assert run_module.run_phases(ctx, ["resource", "report"]) == 0
     assert _last_line(capsys.readouterr().out) == (
         "simpler: nothing to run in phase(s) resource -> exit 0"
