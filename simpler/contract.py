@@ -21,6 +21,7 @@ __all__ = [
     "PASSING_OUTCOMES",
     "PHASE_ORDER",
     "RETIRED_NOT_RUN",
+    "SELECTING_PHASES",
     "SIM_PLATFORMS",
     "TEST_PHASES",
     "phase_rank",
@@ -31,6 +32,9 @@ __all__ = [
 PHASE_ORDER = ("l2", "resource", "retry", "report")
 # The phases that run tests in a pytest process (the report phase only reads).
 TEST_PHASES = PHASE_ORDER[:-1]
+# The phases that select tests from the suite and plan them (the retry only re-runs what
+# they left).
+SELECTING_PHASES = PHASE_ORDER[:2]
 _PHASE_RANKS = {phase: rank for rank, phase in enumerate(PHASE_ORDER)}
 
 

@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
-from simpler.contract import EXIT_FAILED, EXIT_INFRA, EXIT_OK, EXIT_USAGE
+from simpler.contract import EXIT_FAILED, EXIT_INFRA, EXIT_OK, EXIT_USAGE, SELECTING_PHASES
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.deadline_plan import warn_if_too_long
 from simpler.orchestrator.l2 import l2_phase
@@ -117,7 +117,7 @@ def _stopped_by(
 def _not_started(ctx: RunContext, name: str, why: str) -> None:
     """A test phase that never started still says what it was to run, so the summary counts
     its tests as not run (and names why) instead of forgetting them."""
-    if name == "retry" or (ctx.current_phase == name and name in ("l2", "resource")):
+    if name == "retry" or (ctx.current_phase == name and name in SELECTING_PHASES):
         return  # the retry's tests are the others' (no plan); a started phase wrote its own
     ctx.current_phase = name
     ctx.write("phase", event="start", shard=ctx.shard, platform=ctx.platform, **_plan(ctx, name))
@@ -129,7 +129,7 @@ def _not_started(ctx: RunContext, name: str, why: str) -> None:
 def _plan(ctx: RunContext, name: str) -> dict[str, object]:
     """What a test phase is to run, when the suite was listed up front (completeness.py)."""
     resource = ctx.resource_tests
-    if ctx.l2_tests is None or resource is None or name not in ("l2", "resource"):
+    if ctx.l2_tests is None or resource is None or name not in SELECTING_PHASES:
         return {}
     selected = len(ctx.l2_tests) + len(resource)
     if name == "resource":

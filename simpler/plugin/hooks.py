@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from simpler.contract import SELECTING_PHASES
 from simpler.errors import DeviceRuntimeError
 from simpler.plugin.class_progress import ClassProgress, ProgressReporter
 from simpler.plugin.crash_watch import CrashWatch
@@ -227,7 +228,7 @@ def pytest_collection_modifyitems(
     except BadHookAnswer as bad:
         raise refuse(session, bad) from None
     phase = config.stash[SETTINGS].phase
-    if phase not in ("l2", "resource"):
+    if phase not in SELECTING_PHASES:
         return
     wants_devices = phase == "resource"
     part = config.option.simpler_l2_part  # L2 in two passes: the pooled tests, then the rest

@@ -18,14 +18,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from simpler.contract import strip_ansi
+from simpler.contract import SELECTING_PHASES, strip_ansi
 from simpler.reporting.records import ChildRecord, PhaseRecord, Record, SessionRecord
 from simpler.reporting.verdicts import PhaseAccount, Verdict
 
 __all__ = ["Completeness", "Emptiness", "completeness_of", "early_stops"]
-
-# Phases that select tests from the suite (the retry phase only re-runs what they left).
-SELECTING_PHASES = ("l2", "resource")
 
 
 class Emptiness:

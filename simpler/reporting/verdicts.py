@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from simpler.contract import GREEN_OUTCOMES, PASSING_OUTCOMES, PHASE_ORDER, phase_rank
+from simpler.contract import GREEN_OUTCOMES, PASSING_OUTCOMES, phase_rank
 from simpler.reporting.records import (
     ChildRecord,
     LifecycleRecord,
@@ -226,7 +226,7 @@ def _account_phases(
         for name, group in by_phase.items()
         if any(isinstance(r, PhaseRecord | TestRecord) for r in group)
     ]
-    ordered = [p for p in PHASE_ORDER if p in seen] + [p for p in seen if p not in PHASE_ORDER]
+    ordered = sorted(seen, key=phase_rank)  # stable: unknown phases first, as they came
     return [_account_phase(name, by_phase[name], per_phase[name]) for name in ordered]
 
 

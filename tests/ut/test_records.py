@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from report_records import result
 
 from simpler import report
 from simpler.contract import PHASE_ORDER, phase_rank
@@ -24,6 +25,7 @@ from simpler.reporting.records import (
     parse,
     parse_all,
 )
+from simpler.reporting.verdicts import analyze
 
 COMMON = {"schema": 1, "run": "run-1", "ts": 1_700_000_000.5, "phase": "l2"}
 # One record of each type with the fields its writer gives it today (docs/design.md,
@@ -140,3 +142,8 @@ def test_phases_rank_in_run_order_and_an_unknown_phase_ranks_first() -> None:
     assert sorted(["retry", "nightly", "report", "l2", "resource"], key=phase_rank) == [
         "nightly", "l2", "resource", "retry", "report",
     ]  # fmt: skip
+
+
+def test_the_summary_accounts_phases_in_the_one_phase_order_an_unknown_one_first() -> None:
+    lines = [result("t::a", "passed", phase=p) for p in ("retry", "custom", "l2", "resource")]
+    assert [phase.name for phase in analyze(lines).phases] == ["custom", *PHASE_ORDER[:-1]]
