@@ -13,7 +13,7 @@ __all__ = ["HistoryOptions"]
 @dataclass(frozen=True)
 class HistoryOptions:
     command: str  # import, flaky, show, quarantine, durations, html, prune
-    db: Path | None = None
+    db: str | None = None  # a SQLite path or a postgresql:// URL
     reports: tuple[Path, ...] = ()  # import
     commit: str | None = None
     branch: str | None = None  # import's, and the window's
