@@ -23,6 +23,7 @@ from typing import Any
 import headless_chromium
 import pytest
 from history_page_dom import read_rows
+from postgres_server import PASSWORD, PostgresServer
 from processes import run_python_m, simpler_env
 
 from simpler import report
@@ -337,3 +338,28 @@ def test_a_server_holds_the_same_history_as_the_file(
     from_server = _answers(postgres_url, tmp_path / "server")
     for name, said in from_file.items():
         assert from_server[name] == said, name
+
+
+def test_a_run_with_a_server_history_imports_itself_and_a_wrong_password_stops_it_first(
+    postgres_server: PostgresServer, postgres_url: str, tmp_path: Path
+) -> None:
+    run = _simpler(
+        "run", "--platform", "a5sim", "--device", "0", "--report", str(tmp_path / "r.jsonl"),
+        "--run-id", "on-a-server", "--history", postgres_url, "--", SUITE,
+    )  # fmt: skip
+    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]
+    assert "simpler: run imported into the history postgresql://simpler:***@" in run.stderr
+    assert PASSWORD not in run.stdout + run.stderr
+    assert _all_tables(postgres_url)["runs"][0][0] == "on-a-server"
+
+    database = postgres_url.rpartition("/")[2]
+    report = tmp_path / "never.jsonl"
+    refused = _simpler(
+        "run", "--platform", "a5sim", "--device", "0", "--report", str(report), "--", SUITE,
+        env={"SIMPLER_HISTORY": postgres_server.url(database, password="pw-WRONG-17")},
+    )  # fmt: skip
+    assert refused.returncode == 3
+    assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert f"{postgres_server.port}/{database}" in refused.stderr
+    assert "pw-WRONG-17" not in refused.stdout + refused.stderr
+    assert not report.exists() or not [r for r in report.read(report) if r["type"] == "test"]
