@@ -96,6 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
     html = _with_window(_with_db(commands.add_parser("html", help="a static page to look at")))
     html.add_argument("out", type=Path, metavar="OUT.html")
 
+    copy = commands.add_parser("copy", help="copy every run of one history into another")
+    copy.add_argument("source", metavar="SRC", help="a history file or postgresql:// URL")
+    copy.add_argument("target", metavar="DST", help="a history file or postgresql:// URL")
+
     prune = _with_db(commands.add_parser("prune", help="drop the runs before a date"))
     prune.add_argument("--before", required=True, metavar="DATE", help="ISO date (UTC)")
     prune.add_argument("--vacuum", action="store_true", help="give the space back to the disk")
@@ -139,6 +143,8 @@ def options(namespace: argparse.Namespace) -> HistoryOptions:
 
 
 def _dispatch(args: HistoryOptions) -> int:
+    if args.command == "copy":
+        return _copy(args)
     path = store_ref(args.db)
     if args.command == "import":
         return _import(args, path)
@@ -221,6 +227,26 @@ def _html(args: HistoryOptions, conn: Connection, path: str) -> int:
     name = store_label(path) if is_server(path) else Path(path).name
     write_page(conn, args.out, source=name, window=_window(args))
     print(f"{PROG}: page -> {args.out}")
+    return EXIT_OK
+
+
+def _copy(args: HistoryOptions) -> int:
+    from simpler.history.copy import copy_history
+
+    if not is_server(args.source) and not Path(args.source).is_file():
+        raise UsageError(f"{PROG} copy: no history database {args.source}")
+    source = open_store(args.source, create=False)
+    try:
+        target = open_store(args.target)
+        try:
+            copied = copy_history(source, target)
+        finally:
+            target.close()
+    finally:
+        source.close()
+    print(
+        f"{PROG}: copied {copied} run(s) {store_label(args.source)} -> {store_label(args.target)}"
+    )
     return EXIT_OK
 
 

@@ -4,12 +4,14 @@ the schema version kept on the server, and bad input as one line that never hold
 from __future__ import annotations
 
 import socket
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import psycopg
 import pytest
 from postgres_server import PASSWORD, PostgresServer
-from test_history_attribution import Run, hang_with_victims
+from test_history_attribution import Run, another_run, hang_with_victims
 from test_history_cli import one_line, run_cli
 
 from simpler.history.schema import DDL, SCHEMA_VERSION
@@ -163,3 +165,49 @@ def test_a_read_of_a_server_with_no_history_is_one_line(
 ) -> None:
     code, out, err = run_cli(capsys, "flaky", "--db", postgres_url)
     assert "holds no history" in _refused_cleanly(code, out, err, "127.0.0.1")
+
+
+def _every_row(db: Path) -> dict[str, list[tuple[object, ...]]]:
+    with closing(sqlite3.connect(db)) as conn:
+        return {
+            table: sorted(conn.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
+            for table in ("runs", "attempts", "verdicts", "run_phases", "suite_tests")
+        }
+
+
+def test_copy_round_trips_a_file_through_a_server_with_nothing_changed(
+    postgres_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    original = tmp_path / "original.db"
+    runs = [hang_with_victims(another_run(n), reset_fails=n == 1) for n in (1, 2, 3)]
+    for index, run in enumerate(runs):
+        report = run.write(tmp_path / f"report-{index}.jsonl")
+        assert run_cli(capsys, "import", str(report), "--db", str(original))[0] == 0
+    back = tmp_path / "back.db"
+    for source, target in (
+        (original, postgres_url),
+        (original, postgres_url),
+        (postgres_url, back),
+    ):
+        code, out, err = run_cli(capsys, "copy", str(source), str(target))
+        assert code == 0, err
+        assert f"copied {len(runs)} run(s)" in out and PASSWORD not in out + err
+    assert _every_row(back) == _every_row(original)
+    code, out, err = run_cli(capsys, "copy", str(original), str(back))  # again: nothing changes
+    assert code == 0, err
+    assert _every_row(back) == _every_row(original)
+    said = [
+        run_cli(capsys, "flaky", "--format", "json", "--db", db)[1]
+        for db in (postgres_url, str(back))
+    ]
+    assert said[0] == said[1]
+    with psycopg.connect(postgres_url) as conn:
+        assert conn.execute("SELECT count(*) FROM runs").fetchone() == (len(runs),)
+
+
+def test_copy_from_a_file_that_does_not_exist_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_cli(capsys, "copy", str(tmp_path / "none.db"), str(tmp_path / "to.db"))
+    assert code == 2 and "no history database" in one_line(err)
+    assert not (tmp_path / "to.db").exists()
