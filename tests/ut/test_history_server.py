@@ -211,3 +211,13 @@ def test_copy_from_a_file_that_does_not_exist_is_one_line_and_exit_2(
     code, _, err = run_cli(capsys, "copy", str(tmp_path / "none.db"), str(tmp_path / "to.db"))
     assert code == 2 and "no history database" in one_line(err)
     assert not (tmp_path / "to.db").exists()
+
+
+def test_a_percent_sign_in_a_statement_reaches_the_server_as_written(postgres_url: str) -> None:
+    conn = open_store(postgres_url)
+    try:
+        for parameters in ((), ("x",)):
+            sql = "SELECT 'a%b' || ?" if parameters else "SELECT 'a%b'"
+            assert conn.execute(sql, parameters).fetchone()[0].startswith("a%b")
+    finally:
+        conn.close()

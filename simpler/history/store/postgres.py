@@ -101,7 +101,8 @@ class PgConnection:
 
         cursor = psycopg.ClientCursor(self._raw)
         try:
-            return cursor.execute(translated, parameters or None)
+            # Even no parameters is a sequence: the %% that stands for a % is then read back.
+            return cursor.execute(translated, parameters)
         except self._errors() as error:
             raise self.unusable(error) from None
 
