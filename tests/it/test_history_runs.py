@@ -301,7 +301,14 @@ def test_a_run_with_history_imports_itself_and_a_bad_database_stops_it_before_an
 def _answers(db: Path | str, out: Path) -> dict[str, str]:
     """What every reader says of a history, as a user reads it."""
     said = {}
+    entries = out / "release.toml"  # a stable test quarantined: --release lets it go
+    entries.write_text(
+        f'[[quarantine]]\nnodeid = "{STABLE[0]}"\nreason = "r"\nowner = "o"\n'
+        f"expires = {(date.today() + timedelta(days=30)).isoformat()}\n"
+    )
     for name, args in {
+        "markdown": ("flaky", "--format", "markdown"),
+        "release": ("quarantine", "--release", "--passes", str(RUNS), "--quarantine", str(entries)),
         "flaky": ("flaky", "--format", "json"),
         "table": ("flaky",),
         "show-victim": ("show", VICTIM),
@@ -320,6 +327,7 @@ def _answers(db: Path | str, out: Path) -> dict[str, str]:
         assert answered.returncode == 0, answered.stderr
         said[name] = answered.stdout.replace(str(out), "OUT")
     said["durations.json"] = (out / "durations.json").read_text()
+    assert f"release {STABLE[0]}" in said["release"]  # an answer worth comparing
     return said
 
 
