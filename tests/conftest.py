@@ -10,6 +10,7 @@ import tempfile
 from collections.abc import Iterator
 
 import pytest
+from postgres_server import PostgresServer, find_server_bin, start_server
 
 # Short op-timeout so that reaping a hung op costs the suite little time.
 os.environ.setdefault("SIMPLER_OP_TIMEOUT_MS", "150")
@@ -74,3 +75,23 @@ def fake_cuda_driver(tmp_path_factory: pytest.TempPathFactory) -> str:
         return str(build.build_fake_driver(tmp_path_factory.mktemp("fake-cuda")))
     except build.FakeDriverUnavailable as error:
         pytest.skip(f"no fake CUDA driver here: {error}")
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A real PostgreSQL server for this session (each xdist worker its own)."""
+    folder = find_server_bin()
+    if folder is None:
+        pytest.skip("no PostgreSQL server binary (initdb, pg_ctl) on this machine")
+    server = start_server(folder)
+    yield server
+    server.stop()
+
+
+_next_database = itertools.count()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """The URL of a new, empty database on the session's server."""
+    return postgres_server.create_database(f"history_{os.getpid()}_{next(_next_database)}")

@@ -79,8 +79,9 @@ def add_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     )
     run.add_argument(
         "--history",
-        type=Path,
-        help="import this run into a history database when it ends (default: $SIMPLER_HISTORY)",
+        metavar="DB",
+        help="import this run into a history (a file or a postgresql:// URL) when it ends "
+        "(default: $SIMPLER_HISTORY)",
     )
     add_cov_arguments(run, run=True)
     run.add_argument(

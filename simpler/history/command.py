@@ -17,7 +17,14 @@ from pathlib import Path
 from simpler import usage
 from simpler.contract import EXIT_OK
 from simpler.history.options import HistoryOptions
-from simpler.history.schema import HistoryUnusable, connect, db_path
+from simpler.history.store import (
+    Connection,
+    HistoryUnusable,
+    is_server,
+    open_store,
+    store_label,
+    store_ref,
+)
 from simpler.history.window import Window, select_window
 from simpler.usage import OneLineParser, UsageError, one_line_exit, positive_int, positive_number
 
@@ -89,6 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
     html = _with_window(_with_db(commands.add_parser("html", help="a static page to look at")))
     html.add_argument("out", type=Path, metavar="OUT.html")
 
+    copy = commands.add_parser("copy", help="copy every run of one history into another")
+    copy.add_argument("source", metavar="SRC", help="a history file or postgresql:// URL")
+    copy.add_argument("target", metavar="DST", help="a history file or postgresql:// URL")
+
     prune = _with_db(commands.add_parser("prune", help="drop the runs before a date"))
     prune.add_argument("--before", required=True, metavar="DATE", help="ISO date (UTC)")
     prune.add_argument("--vacuum", action="store_true", help="give the space back to the disk")
@@ -97,7 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _with_db(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument(
-        "--db", type=Path, help="the database (default: $SIMPLER_HISTORY or .simpler/history.db)"
+        "--db",
+        metavar="DB",
+        help="the database file or a postgresql:// URL "
+        "(default: $SIMPLER_HISTORY or .simpler/history.db)",
     )
     return parser
 
@@ -129,14 +143,18 @@ def options(namespace: argparse.Namespace) -> HistoryOptions:
 
 
 def _dispatch(args: HistoryOptions) -> int:
-    path = db_path(args.db)
+    if args.command == "copy":
+        return _copy(args)
+    path = store_ref(args.db)
     if args.command == "import":
         return _import(args, path)
-    if not path.is_file():  # a name mistyped, or nothing imported yet: the user's to fix
+    if (
+        not is_server(path) and not Path(path).is_file()
+    ):  # a name mistyped, or nothing imported yet: the user's to fix
         raise UsageError(f"{PROG}: no history database {path} (simpler history import makes one)")
     if args.command == "prune":
         return _prune(args, path)
-    conn = connect(path, create=False)
+    conn = open_store(path, create=False)
     try:
         if args.command == "flaky":
             return _flaky(args, conn)
@@ -157,13 +175,13 @@ def _window(args: HistoryOptions) -> Window:
     return select_window(window_days=args.window, last_runs=args.runs, branch=args.branch)
 
 
-def _import(args: HistoryOptions, path: Path) -> int:
+def _import(args: HistoryOptions, path: str) -> int:
     from simpler.history.importer import NotAReport, import_reports
 
     missing = [str(p) for p in args.reports if not p.is_file()]
     if missing:
         raise UsageError(f"{PROG} import: no such report file: {', '.join(missing)}")
-    conn = connect(path)
+    conn = open_store(path)
     try:
         summary = import_reports(
             conn, args.reports, commit=args.commit, branch=args.branch, runner=args.runner
@@ -172,11 +190,11 @@ def _import(args: HistoryOptions, path: Path) -> int:
         raise UsageError(str(error)) from None
     finally:
         conn.close()
-    print(f"{PROG}: {summary} -> {path}")
+    print(f"{PROG}: {summary} -> {store_label(path)}")
     return EXIT_OK
 
 
-def _flaky(args: HistoryOptions, conn: sqlite3.Connection) -> int:
+def _flaky(args: HistoryOptions, conn: Connection) -> int:
     from simpler.history.render_scores import render_json, render_markdown, render_table
     from simpler.history.scores import compute_scores
 
@@ -186,7 +204,7 @@ def _flaky(args: HistoryOptions, conn: sqlite3.Connection) -> int:
     return EXIT_OK
 
 
-def _show(args: HistoryOptions, conn: sqlite3.Connection) -> int:
+def _show(args: HistoryOptions, conn: Connection) -> int:
     from simpler.history.show import render_show, test_strip
 
     marks = test_strip(conn, args.nodeid, window=_window(args))
@@ -194,7 +212,7 @@ def _show(args: HistoryOptions, conn: sqlite3.Connection) -> int:
     return EXIT_OK
 
 
-def _durations(args: HistoryOptions, conn: sqlite3.Connection) -> int:
+def _durations(args: HistoryOptions, conn: Connection) -> int:
     from simpler.history.durations_export import export_durations
 
     written = export_durations(conn, args.out, window=_window(args))
@@ -202,22 +220,44 @@ def _durations(args: HistoryOptions, conn: sqlite3.Connection) -> int:
     return EXIT_OK
 
 
-def _html(args: HistoryOptions, conn: sqlite3.Connection, path: Path) -> int:
+def _html(args: HistoryOptions, conn: Connection, path: str) -> int:
     from simpler.history.page_data import write_page
 
-    write_page(conn, args.out, source=path, window=_window(args))
+    # The page names a file by its name, a server by its host and database.
+    name = store_label(path) if is_server(path) else Path(path).name
+    write_page(conn, args.out, source=name, window=_window(args))
     print(f"{PROG}: page -> {args.out}")
     return EXIT_OK
 
 
-def _prune(args: HistoryOptions, path: Path) -> int:
+def _copy(args: HistoryOptions) -> int:
+    from simpler.history.copy import copy_history
+
+    if not is_server(args.source) and not Path(args.source).is_file():
+        raise UsageError(f"{PROG} copy: no history database {args.source}")
+    source = open_store(args.source, create=False)
+    try:
+        target = open_store(args.target)
+        try:
+            copied = copy_history(source, target)
+        finally:
+            target.close()
+    finally:
+        source.close()
+    print(
+        f"{PROG}: copied {copied} run(s) {store_label(args.source)} -> {store_label(args.target)}"
+    )
+    return EXIT_OK
+
+
+def _prune(args: HistoryOptions, path: str) -> int:
     from simpler.history.prune import parse_before, prune_before
 
     try:
         before = parse_before(args.before)
     except ValueError as error:
         raise UsageError(f"{PROG} prune: {error}") from None
-    conn = connect(path, create=False)
+    conn = open_store(path, create=False)
     try:
         result = prune_before(conn, before, vacuum=args.vacuum)
     finally:

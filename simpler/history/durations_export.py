@@ -23,11 +23,11 @@ half of it.
 
 from __future__ import annotations
 
-import sqlite3
 from collections import defaultdict
 from pathlib import Path
 
 from simpler.contract import PASSING_OUTCOMES, phase_rank
+from simpler.history.store.connection import Connection
 from simpler.history.window import EVERY_RUN, Window, WindowRun, window_runs
 from simpler.reporting.nodeids import file_of
 from simpler.scheduler.durations import KEPT_SAMPLES, Measured, is_duration, write_document
@@ -43,7 +43,7 @@ L2_STARTUP_KEY = "startup:l2"
 
 
 def export_durations(
-    conn: sqlite3.Connection,
+    conn: Connection,
     out: Path,
     *,
     window: Window = EVERY_RUN,
@@ -64,7 +64,7 @@ def export_durations(
     return len(document)
 
 
-def run_durations(conn: sqlite3.Connection, run: WindowRun) -> dict[str, float]:
+def run_durations(conn: Connection, run: WindowRun) -> dict[str, float]:
     """One run's sample per key (the module's docstring)."""
     passing: dict[str, tuple[tuple[int, int], float, str | None]] = {}
     files: dict[str, float] = defaultdict(float)

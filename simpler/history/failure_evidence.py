@@ -11,7 +11,6 @@ so "passed on another run of this commit" needs no look-up.
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from simpler.history.flake_stats import (
     flip_count,
 )
 from simpler.history.model import LastFailure
+from simpler.history.store.connection import Connection
 from simpler.history.unusual_runs import UnusualRun, UnusualRuns
 from simpler.history.window import WindowRun
 
@@ -34,7 +34,7 @@ _PASSING = tuple(sorted(PASSING_OUTCOMES))
 # JOIN keeps SQLite from scanning every attempt for the node id instead.
 _PLACES_SQL = (
     "SELECT a.run_id, a.device FROM runs AS r CROSS JOIN attempts AS a "
-    "ON a.run_id = r.run_id AND a.nodeid = ? WHERE 1 "
+    "ON a.run_id = r.run_id AND a.nodeid = ? WHERE TRUE "
     f"AND (a.cause = 'test' OR a.outcome IN ({', '.join('?' * len(_PASSING))}))"
 )
 
@@ -73,7 +73,7 @@ class _Window:
 
 
 def gather_evidence(
-    conn: sqlite3.Connection,
+    conn: Connection,
     runs: Sequence[WindowRun],
     presence: Mapping[str, int],
     unusual: Mapping[str, UnusualRuns],
@@ -106,7 +106,7 @@ def gather_evidence(
     return evidence
 
 
-def _present(conn: sqlite3.Connection, nodeid: str, position: Mapping[str, int]) -> list[int]:
+def _present(conn: Connection, nodeid: str, position: Mapping[str, int]) -> list[int]:
     """The window positions of the runs in which ``nodeid`` has a verdict, oldest first."""
     rows = conn.execute(
         "SELECT v.run_id FROM runs AS r CROSS JOIN verdicts AS v "
@@ -146,7 +146,7 @@ def _last_failure(own: Mapping[int, UnusualRun], runs: Sequence[WindowRun]) -> L
 
 
 def _device_sensitive(
-    conn: sqlite3.Connection,
+    conn: Connection,
     nodeid: str,
     failed: set[int],
     cards: list[str | None],

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import gc
 import os
-import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -32,6 +31,7 @@ from typing import Any
 from simpler.history.parallel_read import read_in_order
 from simpler.history.parsed_run import SHAPES, ReadRun, RunPart
 from simpler.history.run_meta import MetaSource, RunMeta, RunPhases, record_key
+from simpler.history.store.connection import Connection
 from simpler.history.suites import record_suite
 from simpler.history.verdict_rows import ATTEMPT_COLUMNS, INSERT_VERDICT, verdict_rows
 from simpler.reporting.records import TestRecord
@@ -72,8 +72,11 @@ UPDATE attempts SET cause = CASE WHEN ? THEN own_cause ELSE 'infra' END
 WHERE run_id = ? AND own_cause IS NOT NULL
 """
 _UPSERT_PHASE = """
-INSERT OR REPLACE INTO run_phases (run_id, phase, source, starts, ends, returncode, duration_s)
+INSERT INTO run_phases (run_id, phase, source, starts, ends, returncode, duration_s)
 VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (run_id, phase, source) DO UPDATE SET
+    starts = excluded.starts, ends = excluded.ends, returncode = excluded.returncode,
+    duration_s = excluded.duration_s
 """
 _UPSERT_RUN = """
 INSERT INTO runs (run_id, "commit", branch, runner, platform, started, ended, complete,
@@ -113,7 +116,7 @@ class ImportSummary:
 
 
 def import_reports(
-    conn: sqlite3.Connection,
+    conn: Connection,
     paths: Iterable[str | os.PathLike[str]],
     *,
     commit: str | None = None,
@@ -154,7 +157,7 @@ def _without_cycle_collection() -> Iterator[None]:
 
 
 def import_records(
-    conn: sqlite3.Connection,
+    conn: Connection,
     records: Iterable[dict[str, Any]],
     *,
     source: str | None = None,
@@ -270,7 +273,7 @@ def _part_of(
 
 
 def _store_parts(
-    conn: sqlite3.Connection, parts: list[ReadRun], meta: MetaSource, summary: ImportSummary
+    conn: Connection, parts: list[ReadRun], meta: MetaSource, summary: ImportSummary
 ) -> None:
     # WAL without a sync per commit: a crash of the machine may lose the last runs imported
     # (import them again), never corrupt the database; a sync each run would dominate.
@@ -286,7 +289,7 @@ def _store_parts(
         summary._count(part.run_id, new=new)
 
 
-def _store_run(conn: sqlite3.Connection, part: ReadRun, meta: MetaSource) -> tuple[bool, int]:
+def _store_run(conn: Connection, part: ReadRun, meta: MetaSource) -> tuple[bool, int]:
     """One run of one source, in one transaction: (whether the run is new, attempts written)."""
     run_id = part.run_id
     conn.execute("BEGIN IMMEDIATE")  # the write lock now: a second importer waits its turn
@@ -327,7 +330,7 @@ def _store_run(conn: sqlite3.Connection, part: ReadRun, meta: MetaSource) -> tup
     return held is None, written
 
 
-def _write_attempts(conn: sqlite3.Connection, shaped: dict[str, list[tuple[Any, ...]]]) -> int:
+def _write_attempts(conn: Connection, shaped: dict[str, list[tuple[Any, ...]]]) -> int:
     written = 0
     for shape, rows in shaped.items():
         if rows:
@@ -336,7 +339,7 @@ def _write_attempts(conn: sqlite3.Connection, shaped: dict[str, list[tuple[Any, 
 
 
 def _upsert_run(
-    conn: sqlite3.Connection,
+    conn: Connection,
     run_id: str,
     held: tuple[Any, ...] | None,
     part: ReadRun,

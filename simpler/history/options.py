@@ -12,8 +12,8 @@ __all__ = ["HistoryOptions"]
 
 @dataclass(frozen=True)
 class HistoryOptions:
-    command: str  # import, flaky, show, quarantine, durations, html, prune
-    db: Path | None = None
+    command: str  # import, flaky, show, quarantine, durations, html, prune, copy
+    db: str | None = None  # a SQLite path or a postgresql:// URL
     reports: tuple[Path, ...] = ()  # import
     commit: str | None = None
     branch: str | None = None  # import's, and the window's
@@ -35,3 +35,5 @@ class HistoryOptions:
     out: Path = Path()  # durations and html, which require it
     before: str = ""  # prune
     vacuum: bool = False
+    source: str = ""  # copy: a file or a server URL
+    target: str = ""

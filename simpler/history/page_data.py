@@ -8,7 +8,6 @@ renamed over OUT), so a CI step that publishes the page never uploads half of on
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from simpler.history.model import StripMark, TestScore
 from simpler.history.page import render_page
 from simpler.history.scores import compute_scores
 from simpler.history.show import test_strip
+from simpler.history.store.connection import Connection
 from simpler.history.window import EVERY_RUN, WINDOW_CTE, Window
 from simpler.reporting.atomic_write import write_atomically
 
@@ -32,7 +32,7 @@ GROUP BY cause"""
 
 
 def attribution_counts(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     window: Window = EVERY_RUN,
 ) -> dict[str, int]:
@@ -41,10 +41,10 @@ def attribution_counts(
 
 
 def write_page(
-    conn: sqlite3.Connection,
+    conn: Connection,
     out: Path,
     *,
-    source: Path,
+    source: str,
     window: Window = EVERY_RUN,
     now: float | None = None,
 ) -> int:
@@ -62,7 +62,7 @@ def write_page(
         scores,
         strips,
         attribution_counts(conn, window=window),
-        title=f"simpler history: {source.name}",
+        title=f"simpler history: {source}",
         generated=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(now)),
         window=window.describe(),
     )

@@ -12,10 +12,10 @@ A run with no start time is judged by when it was imported, so that it too ages 
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from simpler.history.store.connection import Connection
 from simpler.history.suites import drop_unused_suites
 
 __all__ = ["PruneResult", "parse_before", "prune_before"]
@@ -44,7 +44,7 @@ def parse_before(text: str) -> float:
     return moment.timestamp()
 
 
-def prune_before(conn: sqlite3.Connection, before: float, *, vacuum: bool = False) -> PruneResult:
+def prune_before(conn: Connection, before: float, *, vacuum: bool = False) -> PruneResult:
     """Delete the runs that started before ``before`` (unix seconds) and all their rows."""
     # Outside a transaction, or SQLite ignores it: without it the cascade would not run and
     # the attempts of a deleted run would stay behind, counted by no window but never freed.

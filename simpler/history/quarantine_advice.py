@@ -19,7 +19,6 @@ Both print what they would do; ``--write`` applies it to the file, adding or rem
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -30,6 +29,7 @@ from simpler.history.model import TestScore
 from simpler.history.options import HistoryOptions
 from simpler.history.scores import compute_scores
 from simpler.history.show import test_strip
+from simpler.history.store.connection import Connection
 from simpler.history.window import Window, select_window, window_runs
 from simpler.reporting.quarantine_file import (
     MAX_DAYS_AHEAD,
@@ -80,7 +80,7 @@ def suggestions(
 
 
 def releases(
-    conn: sqlite3.Connection,
+    conn: Connection,
     quarantine: QuarantineFile,
     *,
     passes: int,
@@ -107,7 +107,7 @@ def releases(
 
 
 def _streak(
-    conn: sqlite3.Connection, nodeid: str, runner_of: dict[str, str], window: Window
+    conn: Connection, nodeid: str, runner_of: dict[str, str], window: Window
 ) -> tuple[int, set[str]]:
     """How many runs in a row, newest first, ``nodeid`` passed; the runners they ran on."""
     length, labels = 0, set()
@@ -121,7 +121,7 @@ def _streak(
     return length, labels
 
 
-def quarantine_command(args: HistoryOptions, conn: sqlite3.Connection) -> int:
+def quarantine_command(args: HistoryOptions, conn: Connection) -> int:
     """The subcommand: print the advice, and apply it with ``--write``."""
     window = select_window(window_days=args.window, last_runs=args.runs, branch=args.branch)
     path = _file_path(args.quarantine)
@@ -135,7 +135,7 @@ def quarantine_command(args: HistoryOptions, conn: sqlite3.Connection) -> int:
 
 def _suggest(
     args: HistoryOptions,
-    conn: sqlite3.Connection,
+    conn: Connection,
     path: Path,
     quarantine: QuarantineFile | None,
     window: Window,
@@ -165,7 +165,7 @@ def _suggest(
 
 def _release(
     args: HistoryOptions,
-    conn: sqlite3.Connection,
+    conn: Connection,
     path: Path,
     quarantine: QuarantineFile,
     window: Window,

@@ -29,6 +29,7 @@ from pathlib import Path
 
 __all__ = [
     "BUSY_TIMEOUT_S",
+    "DDL",
     "DEFAULT_DB",
     "SCHEMA_VERSION",
     "HistoryUnusable",
@@ -42,7 +43,7 @@ DEFAULT_DB = Path(".simpler") / "history.db"
 BUSY_TIMEOUT_S = 60.0
 
 # ``commit`` and ``where`` are SQL keywords: quoted wherever they are named.
-_DDL = """
+DDL = """
 CREATE TABLE IF NOT EXISTS runs (
     run_id      TEXT PRIMARY KEY,
     "commit"    TEXT,
@@ -162,7 +163,7 @@ def _create(conn: sqlite3.Connection) -> None:
         if version == 1:  # the tables are there; schema 2 only adds a column
             conn.execute("ALTER TABLE run_phases ADD COLUMN duration_s REAL")
         elif version < SCHEMA_VERSION:
-            for statement in _DDL.split(";"):
+            for statement in DDL.split(";"):
                 if statement.strip():
                     conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

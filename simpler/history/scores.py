@@ -51,12 +51,11 @@ a unit test holds it to the same numbers.
 
 from __future__ import annotations
 
-import sqlite3
-
 from simpler.history.failure_evidence import Evidence, gather_evidence
 from simpler.history.flake_stats import state_of, wilson_interval
 from simpler.history.model import TestScore
 from simpler.history.outcome_sql import RAN_GREEN, UNUSUAL_VERDICT, sql_list
+from simpler.history.store.connection import Connection
 from simpler.history.suites import PRESENCE_CTE
 from simpler.history.unusual_runs import Tally, read_unusual
 from simpler.history.window import EVERY_RUN, WINDOW_CTE, Window, window_runs
@@ -113,7 +112,7 @@ WHERE p.runs >= :min_runs"""
 
 
 def compute_scores(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     window: Window = EVERY_RUN,
     min_runs: int = 1,

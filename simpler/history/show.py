@@ -19,11 +19,11 @@ passes is no flip.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 from simpler.contract import GREEN_OUTCOMES
 from simpler.history.model import StripMark
+from simpler.history.store.connection import Connection
 from simpler.history.window import EVERY_RUN, WINDOW_CTE, Window
 
 __all__ = ["LEGEND", "mark_of", "render_show", "test_strip"]
@@ -40,23 +40,26 @@ LEGEND = {
 _PASSES, _FAILURES = frozenset(".R"), frozenset("FQ")
 _COMMIT_SHOWN = 12
 
+# Written for both stores: PostgreSQL has no max() of a comparison and groups only by what
+# is named.
 _STRIP_SQL = f"""WITH {WINDOW_CTE}
 SELECT r.run_id, r."commit", r.started, v.outcome, v.quarantined,
        count(a.nodeid) AS failed_attempts,
-       coalesce(max(a.cause = 'test'), 0) AS by_test,
-       coalesce(max(a.cause = 'device'), 0) AS by_device,
-       coalesce(max(a.cause = 'test' AND a.quarantined), 0) AS quarantined_failure
+       coalesce(max(CASE WHEN a.cause = 'test' THEN 1 ELSE 0 END), 0) AS by_test,
+       coalesce(max(CASE WHEN a.cause = 'device' THEN 1 ELSE 0 END), 0) AS by_device,
+       coalesce(max(CASE WHEN a.cause = 'test' AND a.quarantined <> 0 THEN 1 ELSE 0 END), 0)
+           AS quarantined_failure
 FROM runs AS r
 CROSS JOIN verdicts AS v ON v.run_id = r.run_id AND v.nodeid = :nodeid
 LEFT JOIN attempts AS a
     ON a.run_id = v.run_id AND a.nodeid = v.nodeid AND a.cause IS NOT NULL
 WHERE r.run_id IN win
-GROUP BY v.run_id
+GROUP BY r.run_id, r."commit", r.started, v.outcome, v.quarantined
 ORDER BY r.started, r.run_id"""
 
 
 def test_strip(
-    conn: sqlite3.Connection,
+    conn: Connection,
     nodeid: str,
     *,
     window: Window = EVERY_RUN,

@@ -11,8 +11,9 @@ the count is then the window's runs per suite, spread over that suite's tests.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from collections.abc import Sequence
+
+from simpler.history.store.connection import Connection
 
 __all__ = ["PRESENCE_CTE", "drop_unused_suites", "record_suite"]
 
@@ -30,7 +31,7 @@ presence AS (
 )"""
 
 
-def record_suite(conn: sqlite3.Connection, run_id: str, nodeids: Sequence[str]) -> str:
+def record_suite(conn: Connection, run_id: str, nodeids: Sequence[str]) -> str:
     """Name the run's suite, the tests of its verdicts (storing it if new); its name."""
     tests = sorted(set(nodeids))
     joined = "\0".join(tests).encode("utf-8", "surrogatepass")
@@ -45,7 +46,7 @@ def record_suite(conn: sqlite3.Connection, run_id: str, nodeids: Sequence[str]) 
     return suite
 
 
-def drop_unused_suites(conn: sqlite3.Connection) -> None:
+def drop_unused_suites(conn: Connection) -> None:
     """Forget the suites no run names any more (after a prune)."""
     conn.execute(
         "DELETE FROM suite_tests WHERE suite NOT IN "

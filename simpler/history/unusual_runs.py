@@ -9,12 +9,12 @@ instead of the verdicts being read again by a second query.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from simpler.history.model import CAUSES
 from simpler.history.outcome_sql import RAN_GREEN, UNUSUAL_VERDICT
+from simpler.history.store.connection import Connection
 from simpler.history.window import WINDOW_CTE, Window
 
 __all__ = ["UNUSUAL_SQL", "OwnAttempt", "Tally", "UnusualRun", "UnusualRuns", "read_unusual"]
@@ -106,7 +106,7 @@ class UnusualRuns:
 
 
 def read_unusual(
-    conn: sqlite3.Connection, window: Window, position: Mapping[str, int]
+    conn: Connection, window: Window, position: Mapping[str, int]
 ) -> dict[str, UnusualRuns]:
     """Every test's unusual runs in ``window``; ``position`` maps its run ids to their places."""
     found: dict[str, UnusualRuns] = {}

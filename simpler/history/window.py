@@ -13,10 +13,11 @@ leave a ``--runs`` window and is never inside a ``--window DAYS`` one.
 from __future__ import annotations
 
 import math
-import sqlite3
 import time
 from dataclasses import dataclass
 from typing import Any
+
+from simpler.history.store.connection import Connection
 
 __all__ = ["EVERY_RUN", "WINDOW_CTE", "Window", "WindowRun", "select_window", "window_runs"]
 
@@ -93,7 +94,7 @@ def select_window(
     return Window(since=since, limit=last_runs, branch=branch, days=window_days)
 
 
-def window_runs(conn: sqlite3.Connection, window: Window) -> list[WindowRun]:
+def window_runs(conn: Connection, window: Window) -> list[WindowRun]:
     """The runs of ``window``, oldest first."""
     rows = conn.execute(
         f'WITH {WINDOW_CTE} SELECT run_id, "commit", runner, started FROM runs '

@@ -44,7 +44,7 @@ class RunContext:
     l2_plain: frozenset[str] = frozenset()
     ruling: Ruling | None = None  # what the phases before the report decided the exit code is
     shard: str | None = None
-    history: Path | None = None  # the history database this run is imported into
+    history: str | None = None  # the history (a path or a server URL) this run goes into
     # The test quarantine (simpler-quarantine.toml) loaded before anything ran; None: none.
     test_quarantine: QuarantineFile | None = None
     current_phase: str = ""

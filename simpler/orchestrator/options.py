@@ -36,7 +36,7 @@ class RunOptions:
     job: str | None = None  # --job, else $SIMPLER_JOB
     run_id: str | None = None
     new_run: bool = False
-    history: Path | None = None
+    history: str | None = None  # a SQLite path or a postgresql:// URL
     coverage: CovRequest = field(default_factory=CovRequest)
     isolate: str | None = None
     deadline: str | None = None  # --deadline as typed ($SIMPLER_DEADLINE: prepare.py)

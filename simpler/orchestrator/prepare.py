@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 from simpler.contract import PHASE_ORDER
 from simpler.coverage.options import cov_options
@@ -129,7 +128,7 @@ def _l2_tests(listing: SuiteListing | None, files: list[str] | None) -> list[str
     return [n for n in listing.l2 if files is None or file_of(n) in files]
 
 
-def _history(explicit: Path | None, phases: list[str]) -> Path | None:
+def _history(explicit: str | None, phases: list[str]) -> str | None:
     """The database this run goes into when its report phase ends; opened now, so that a
     file that is not one stops the run before any test (HistoryUnusable: exit 3)."""
     from simpler.orchestrator.run_history import check_history, history_target

@@ -21,17 +21,23 @@ __all__ = ["IMPORTED_PREFIX", "check_history", "history_target", "import_run"]
 IMPORTED_PREFIX = "simpler: run imported into the history"
 
 
-def history_target(explicit: Path | None) -> Path | None:
-    """``--history`` if given, else ``SIMPLER_HISTORY``, else no history for this run."""
+def history_target(explicit: str | None) -> str | None:
+    """``--history`` if given, else ``SIMPLER_HISTORY``, else no history for this run: a file
+    as an absolute path, a server URL as it is."""
+    from simpler.history.store import is_server
+
     chosen = explicit or os.environ.get("SIMPLER_HISTORY") or None
-    return Path(chosen).resolve() if chosen else None
+    if not chosen:
+        return None
+    return chosen if is_server(chosen) else str(Path(chosen).resolve())
 
 
-def check_history(path: Path) -> None:
-    """Open (and if new, create) the database now; raises ``HistoryUnusable``."""
-    from simpler.history.schema import connect
+def check_history(ref: str) -> None:
+    """Open (and if new, create) the store now; raises ``HistoryUnusable`` or
+    ``BadStoreUrl``."""
+    from simpler.history.store import open_store
 
-    connect(path).close()
+    open_store(ref).close()
 
 
 def import_run(ctx: RunContext, returncode: int) -> int:
@@ -39,11 +45,14 @@ def import_run(ctx: RunContext, returncode: int) -> int:
     if ctx.history is None:
         return returncode
     started = time.perf_counter()  # the modules' import included: a run without one skips it
+    from simpler.history.store.url import store_label
+
+    label = store_label(ctx.history)  # a server's password is never printed
     try:
         from simpler.history.importer import import_records
-        from simpler.history.schema import connect
+        from simpler.history.store import open_store
 
-        conn = connect(ctx.history)
+        conn = open_store(ctx.history)
         try:
             summary = import_records(
                 # The importer reads dicts: its hot loop parses lines without typing them.
@@ -55,12 +64,12 @@ def import_run(ctx: RunContext, returncode: int) -> int:
         finally:
             conn.close()
     except Exception as error:  # the database, the disk, a bug: one line, exit 3
-        print(f"simpler: run not imported into {ctx.history}: {error}", file=sys.stderr)
+        print(f"simpler: run not imported into {label}: {error}", file=sys.stderr)
         return EXIT_INFRA
     # On stderr: the summary's verdict stays the last line of the run's output. The time is
     # what the benchmark holds against the run's wall time.
     print(
-        f"{IMPORTED_PREFIX} {ctx.history}: {summary.attempts} attempt(s) "
+        f"{IMPORTED_PREFIX} {label}: {summary.attempts} attempt(s) "
         f"in {time.perf_counter() - started:.3f}s",
         file=sys.stderr,
     )

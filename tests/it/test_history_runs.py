@@ -23,6 +23,7 @@ from typing import Any
 import headless_chromium
 import pytest
 from history_page_dom import read_rows
+from postgres_server import PASSWORD, PostgresServer
 from processes import run_python_m, simpler_env
 
 from simpler import report
@@ -68,7 +69,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
         return list(pool.map(lambda n: _seeded_run(n, out), range(1, RUNS + 1)))
 
 
-def _import(db: Path, paths: list[Path]) -> None:
+def _import(db: Path | str, paths: list[Path]) -> None:
     for path in paths:
         number = int(path.stem.split("-")[1])
         imported = _simpler(
@@ -78,11 +79,32 @@ def _import(db: Path, paths: list[Path]) -> None:
         assert imported.returncode == 0, imported.stderr
 
 
-def _flaky(db: Path) -> list[dict[str, Any]]:
+def _flaky(db: Path | str) -> list[dict[str, Any]]:
     shown = _simpler("history", "flaky", "--db", str(db), "--format", "json")
     assert shown.returncode == 0, shown.stderr
     scores: list[dict[str, Any]] = json.loads(shown.stdout)
     return scores
+
+
+_TABLES = {
+    "runs": 'SELECT run_id, "commit", branch, runner, started, ended, complete, exit_code '
+    "FROM runs ORDER BY run_id",
+    "attempts": "SELECT * FROM attempts ORDER BY 1, 2, 3, 4",
+    "verdicts": "SELECT * FROM verdicts ORDER BY 1, 2",
+    "run_phases": "SELECT * FROM run_phases ORDER BY 1, 2, 3",
+    "suite_tests": "SELECT * FROM suite_tests ORDER BY 1, 2",
+}
+
+
+def _all_tables(db: Path | str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every table of a file or a server, row for row (the import's own time left out)."""
+    if isinstance(db, Path):
+        with sqlite3.connect(db) as conn:
+            return {name: conn.execute(sql).fetchall() for name, sql in _TABLES.items()}
+    import psycopg
+
+    with psycopg.connect(db) as server:
+        return {name: server.execute(sql).fetchall() for name, sql in _TABLES.items()}
 
 
 def _tables(db: Path) -> dict[str, list[tuple[Any, ...]]]:
@@ -273,4 +295,79 @@ def test_a_run_with_history_imports_itself_and_a_bad_database_stops_it_before_an
     )  # fmt: skip
     assert refused.returncode == 3
     assert len(refused.stderr.strip().splitlines()) == 1 and str(notes) in refused.stderr
+    assert not report.exists() or not [r for r in report.read(report) if r["type"] == "test"]
+
+
+def _answers(db: Path | str, out: Path) -> dict[str, str]:
+    """What every reader says of a history, as a user reads it."""
+    said = {}
+    entries = out / "release.toml"  # a stable test quarantined: --release lets it go
+    entries.write_text(
+        f'[[quarantine]]\nnodeid = "{STABLE[0]}"\nreason = "r"\nowner = "o"\n'
+        f"expires = {(date.today() + timedelta(days=30)).isoformat()}\n"
+    )
+    for name, args in {
+        "markdown": ("flaky", "--format", "markdown"),
+        "release": ("quarantine", "--release", "--passes", str(RUNS), "--quarantine", str(entries)),
+        "flaky": ("flaky", "--format", "json"),
+        "table": ("flaky",),
+        "show-victim": ("show", VICTIM),
+        "show-flaky": ("show", FLAKY),
+        "suggest": (
+            "quarantine",
+            "--suggest",
+            "--owner",
+            "device-team",
+            "--quarantine",
+            str(out / "none.toml"),
+        ),
+        "durations": ("durations", "--out", str(out / "durations.json")),
+    }.items():
+        answered = _simpler("history", *args, "--db", str(db))
+        assert answered.returncode == 0, answered.stderr
+        said[name] = answered.stdout.replace(str(out), "OUT")
+    said["durations.json"] = (out / "durations.json").read_text()
+    assert f"release {STABLE[0]}" in said["release"]  # an answer worth comparing
+    return said
+
+
+def test_a_server_holds_the_same_history_as_the_file(
+    reports: list[Path], history: Path, postgres_url: str, tmp_path: Path
+) -> None:
+    shuffled = list(reports)
+    random.Random(34).shuffle(shuffled)
+    _import(postgres_url, shuffled)
+    _import(postgres_url, list(reversed(reports)))  # again, in another order: nothing changes
+    assert _all_tables(postgres_url) == _all_tables(history)
+    assert len(_all_tables(postgres_url)["runs"]) == RUNS
+    (tmp_path / "file").mkdir()
+    (tmp_path / "server").mkdir()
+    from_file = _answers(history, tmp_path / "file")
+    from_server = _answers(postgres_url, tmp_path / "server")
+    for name, said in from_file.items():
+        assert from_server[name] == said, name
+
+
+def test_a_run_with_a_server_history_imports_itself_and_a_wrong_password_stops_it_first(
+    postgres_server: PostgresServer, postgres_url: str, tmp_path: Path
+) -> None:
+    run = _simpler(
+        "run", "--platform", "a5sim", "--device", "0", "--report", str(tmp_path / "r.jsonl"),
+        "--run-id", "on-a-server", "--history", postgres_url, "--", SUITE,
+    )  # fmt: skip
+    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]
+    assert "simpler: run imported into the history postgresql://simpler:***@" in run.stderr
+    assert PASSWORD not in run.stdout + run.stderr
+    assert _all_tables(postgres_url)["runs"][0][0] == "on-a-server"
+
+    database = postgres_url.rpartition("/")[2]
+    report = tmp_path / "never.jsonl"
+    refused = _simpler(
+        "run", "--platform", "a5sim", "--device", "0", "--report", str(report), "--", SUITE,
+        env={"SIMPLER_HISTORY": postgres_server.url(database, password="pw-WRONG-17")},
+    )  # fmt: skip
+    assert refused.returncode == 3
+    assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert f"{postgres_server.port}/{database}" in refused.stderr
+    assert "pw-WRONG-17" not in refused.stdout + refused.stderr
     assert not report.exists() or not [r for r in report.read(report) if r["type"] == "test"]

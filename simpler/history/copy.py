@@ -1,0 +1,79 @@
+"""``simpler history copy SRC DST``: every run of one history into another, either store.
+
+A team moving from the cached SQLite file to a server keeps its past, and a server's runs
+can be taken home as a file. Each run is copied whole, in one transaction: the run's rows in
+DST are replaced by SRC's (its attempts, verdicts and phases, as SRC's importer left them),
+so a copy repeated changes nothing and a round trip gives back the same rows. The suites
+the runs name are added where DST lacks them.
+"""
+
+from __future__ import annotations
+
+from simpler.history.store.connection import Connection
+
+__all__ = ["copy_history"]
+
+# Every column of each table (schema.py), named: the stores agree on names, not on order.
+_RUN_TABLES = {
+    "runs": (
+        'run_id, "commit", branch, runner, platform, started, ended, complete, exit_code, '
+        "imported, suite"
+    ),
+    "attempts": (
+        'run_id, nodeid, attempt, phase, outcome, duration_s, device, runtime, rc, "where", '
+        "cause, own_cause, quarantined, message, label, ts"
+    ),
+    "verdicts": "run_id, nodeid, outcome, attempts, cause, quarantined",
+    "run_phases": "run_id, phase, source, starts, ends, returncode, duration_s",
+}
+_SUITE_OF = 10  # the position of runs.suite
+
+
+def _insert(table: str, columns: str, tail: str = "") -> str:
+    marks = ", ".join("?" * (columns.count(",") + 1))
+    return f"INSERT INTO {table} ({columns}) VALUES ({marks}){tail}"
+
+
+def copy_history(source: Connection, target: Connection) -> int:
+    """Copy every run of ``source`` into ``target``; how many runs were copied."""
+    run_ids = [row[0] for row in source.execute("SELECT run_id FROM runs ORDER BY run_id")]
+    copied_suites: set[str] = set()
+    for run_id in run_ids:
+        rows = {
+            table: source.execute(
+                f"SELECT {columns} FROM {table} WHERE run_id = ?", (run_id,)
+            ).fetchall()
+            for table, columns in _RUN_TABLES.items()
+        }
+        suite = rows["runs"][0][_SUITE_OF]
+        tests = []
+        if suite is not None and suite not in copied_suites:
+            tests = source.execute(
+                "SELECT suite, nodeid FROM suite_tests WHERE suite = ?", (suite,)
+            ).fetchall()
+            copied_suites.add(suite)
+        _store(target, run_id, rows, tests)
+    return len(run_ids)
+
+
+def _store(
+    target: Connection,
+    run_id: str,
+    rows: dict[str, list[tuple[object, ...]]],
+    tests: list[tuple[object, ...]],
+) -> None:
+    target.execute("BEGIN IMMEDIATE")
+    try:
+        # The run's other rows go with it (ON DELETE CASCADE): DST's run becomes SRC's.
+        target.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+        for table, columns in _RUN_TABLES.items():
+            if rows[table]:
+                target.executemany(_insert(table, columns), rows[table])
+        if tests:
+            target.executemany(
+                _insert("suite_tests", "suite, nodeid", " ON CONFLICT DO NOTHING"), tests
+            )
+        target.execute("COMMIT")
+    except BaseException:
+        target.execute("ROLLBACK")
+        raise
