@@ -37,7 +37,7 @@ CAUSE_MEANINGS = {
     "test": "The test's own failure: none of the causes below applies. "
     "Only these count against a test's flakiness.",
     "device": "The test ran on a worker that another test poisoned, was poison-skipped, "
-    "its card was quarantined, or its worker crashed while another test ran.",
+    "its card was retired, or its worker crashed while another test ran.",
     "infra": "The run's report is incomplete, a Resource child never started, "
     "or the whole session timed out.",
 }

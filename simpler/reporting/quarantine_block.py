@@ -4,7 +4,7 @@ A quarantined test ran as usual; its records say ``quarantined: true`` and its f
 leaves the exit code alone (``simpler.reporting.verdicts``). The block names every one of
 them that ran, with its outcome this run and, from the quarantine file when the report has
 it, the entry's reason, owner or issue and expiry; then one line per test whose entry has
-expired, which gates again. Not the device quarantine (a card taken out of a run).
+expired, which gates again. Not a retired device (a card taken out of a run).
 """
 
 from __future__ import annotations
