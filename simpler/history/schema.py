@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 __all__ = [
@@ -142,8 +143,7 @@ def connect(path: Path, *, create: bool = True) -> sqlite3.Connection:
                 f"{SCHEMA_VERSION}: upgrade simpler to read it"
             )
         conn.execute("PRAGMA foreign_keys = ON")
-        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")
+        _use_wal(conn)
         if version < SCHEMA_VERSION:
             _create(conn)
     except sqlite3.DatabaseError as error:  # "file is not a database", a truncated file
@@ -153,6 +153,23 @@ def connect(path: Path, *, create: bool = True) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """WAL, so that readers never wait for an import. Switching a new file to it takes the
+    file whole, and two first imports switching at once deadlock: SQLite answers one of them
+    "database is locked" at once, without its busy wait. So wait here as the busy timeout
+    would, and try again: the other's switch is over in milliseconds."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+        time.sleep(0.01)
 
 
 def _create(conn: sqlite3.Connection) -> None:
