@@ -2,7 +2,8 @@
 
 A quarantined *test* still runs in every phase; its records add ``quarantined: true`` and
 its failure does not change the exit code (not a retired device, a faulted card taken out
-of a run: ``device_retired`` records, ``simpler.reporting.recovery_queries``). Format: docs/quarantine.md.
+of a run: ``device_retired`` records, ``simpler.reporting.recovery_queries``). Format:
+docs/quarantine.md.
 An entry is active through its ``expires`` day, then *expired*: still loaded, so the
 summary can say its test gates again. Anything else wrong is a :class:`QuarantineFileError`,
 one line naming file and line: a file that quietly quarantines nothing (or everything)
