@@ -82,7 +82,9 @@ def run_durations(conn: Connection, run: WindowRun) -> dict[str, float]:
         # The test's last passing attempt of the run: a retry's time, if it was retried.
         if outcome in PASSING_OUTCOMES and order > passing.get(nodeid, ((-1, -1), 0, None))[0]:
             passing[nodeid] = (order, float(seconds), label)
-    durations: dict[str, float] = dict(files)
+    # Sums in the store's row order: to the microsecond a report measures, the same on any
+    # store (a float sum's last bits follow its order).
+    durations: dict[str, float] = {key: round(seconds, 6) for key, seconds in files.items()}
     l2_phase_s = conn.execute(_L2_PHASE_SQL, (run.run_id,)).fetchone()[0]
     if files and is_duration(l2_phase_s):
         startup = l2_phase_s - sum(files.values()) / max(1, len(l2_devices))
@@ -95,5 +97,5 @@ def run_durations(conn: Connection, run: WindowRun) -> dict[str, float]:
     for label, seconds in labels.items():
         # A node id keeps its own time: the scheduler looks a job up by node id first, and a
         # label that names a test (a child of one test) is that test.
-        durations.setdefault(label, seconds)
+        durations.setdefault(label, round(seconds, 6))
     return durations
