@@ -23,7 +23,6 @@ Schema 2 added ``run_phases.duration_s``; a schema-1 file gains the column when 
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from pathlib import Path
@@ -35,7 +34,6 @@ __all__ = [
     "SCHEMA_VERSION",
     "HistoryUnusable",
     "connect",
-    "db_path",
 ]
 
 SCHEMA_VERSION = 2
@@ -113,11 +111,6 @@ CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started);
 
 class HistoryUnusable(Exception):
     """The file is not a history database simpler can use: one line, exit 3."""
-
-
-def db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """``--db`` if given, else ``SIMPLER_HISTORY``, else ``.simpler/history.db``."""
-    return Path(explicit or os.environ.get("SIMPLER_HISTORY") or DEFAULT_DB)
 
 
 def connect(path: Path, *, create: bool = True) -> sqlite3.Connection:
