@@ -9,29 +9,31 @@ the runs name are added where DST lacks them.
 
 from __future__ import annotations
 
-from simpler.history.store.connection import Connection
+from simpler.history.store.connection import Connection, transaction
 
 __all__ = ["copy_history"]
 
 # Every column of each table (schema.py), named: the stores agree on names, not on order.
 _RUN_TABLES = {
     "runs": (
-        'run_id, "commit", branch, runner, platform, started, ended, complete, exit_code, '
-        "imported, suite"
+        "run_id", "commit", "branch", "runner", "platform", "started", "ended", "complete",
+        "exit_code", "imported", "suite",
     ),
     "attempts": (
-        'run_id, nodeid, attempt, phase, outcome, duration_s, device, runtime, rc, "where", '
-        "cause, own_cause, quarantined, message, label, ts"
+        "run_id", "nodeid", "attempt", "phase", "outcome", "duration_s", "device", "runtime",
+        "rc", "where", "cause", "own_cause", "quarantined", "message", "label", "ts",
     ),
-    "verdicts": "run_id, nodeid, outcome, attempts, cause, quarantined",
-    "run_phases": "run_id, phase, source, starts, ends, returncode, duration_s",
-}
-_SUITE_OF = 10  # the position of runs.suite
+    "verdicts": ("run_id", "nodeid", "outcome", "attempts", "cause", "quarantined"),
+    "run_phases": (
+        "run_id", "phase", "source", "starts", "ends", "returncode", "duration_s",
+    ),
+}  # fmt: skip
+_SUITE_OF = _RUN_TABLES["runs"].index("suite")
 
 
-def _insert(table: str, columns: str, tail: str = "") -> str:
-    marks = ", ".join("?" * (columns.count(",") + 1))
-    return f"INSERT INTO {table} ({columns}) VALUES ({marks}){tail}"
+def _select(table: str) -> str:
+    names = ", ".join(f'"{column}"' for column in _RUN_TABLES[table])
+    return f"SELECT {names} FROM {table} WHERE run_id = ?"
 
 
 def copy_history(source: Connection, target: Connection) -> int:
@@ -40,10 +42,7 @@ def copy_history(source: Connection, target: Connection) -> int:
     copied_suites: set[str] = set()
     for run_id in run_ids:
         rows = {
-            table: source.execute(
-                f"SELECT {columns} FROM {table} WHERE run_id = ?", (run_id,)
-            ).fetchall()
-            for table, columns in _RUN_TABLES.items()
+            table: source.execute(_select(table), (run_id,)).fetchall() for table in _RUN_TABLES
         }
         suite = rows["runs"][0][_SUITE_OF]
         tests = []
@@ -62,18 +61,15 @@ def _store(
     rows: dict[str, list[tuple[object, ...]]],
     tests: list[tuple[object, ...]],
 ) -> None:
-    target.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(target):
+        target.lock_run(run_id)  # an import of the run into DST waits for the copy, or it for it
         # The run's other rows go with it (ON DELETE CASCADE): DST's run becomes SRC's.
         target.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
         for table, columns in _RUN_TABLES.items():
             if rows[table]:
-                target.executemany(_insert(table, columns), rows[table])
+                target.insert_rows(table, columns, rows[table])
         if tests:
             target.executemany(
-                _insert("suite_tests", "suite, nodeid", " ON CONFLICT DO NOTHING"), tests
+                "INSERT INTO suite_tests (suite, nodeid) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                sorted(tests),
             )
-        target.execute("COMMIT")
-    except BaseException:
-        target.execute("ROLLBACK")
-        raise

@@ -29,11 +29,16 @@ from pathlib import Path
 from typing import Any
 
 from simpler.history.parallel_read import read_in_order
-from simpler.history.parsed_run import SHAPES, ReadRun, RunPart
+from simpler.history.parsed_run import PASSED_ONCE_COLUMNS, SHAPES, ReadRun, RunPart
 from simpler.history.run_meta import MetaSource, RunMeta, RunPhases, record_key
-from simpler.history.store.connection import Connection
+from simpler.history.store.connection import Connection, transaction
 from simpler.history.suites import record_suite
-from simpler.history.verdict_rows import ATTEMPT_COLUMNS, INSERT_VERDICT, verdict_rows
+from simpler.history.verdict_rows import (
+    ATTEMPT_COLUMNS,
+    INSERT_VERDICT,
+    VERDICT_COLUMNS,
+    verdict_rows,
+)
 from simpler.reporting.records import TestRecord
 from simpler.reporting.report_file import RECORD_TYPES, ReportUnreadable
 
@@ -59,10 +64,6 @@ _UPSERT_ATTEMPT = {
     )
     for shape, columns in SHAPES.items()
 }
-# The verdict of most tests in most runs: the columns left out take their defaults.
-_INSERT_PASSED_ONCE = (
-    "INSERT INTO verdicts (run_id, nodeid, outcome, attempts) VALUES (?, ?, 'passed', 1)"
-)
 _READ_BACK = "SELECT {} FROM attempts WHERE run_id = ? ORDER BY nodeid, phase, attempt".format(
     ", ".join(ATTEMPT_COLUMNS)
 )
@@ -292,8 +293,8 @@ def _store_parts(
 def _store_run(conn: Connection, part: ReadRun, meta: MetaSource) -> tuple[bool, int]:
     """One run of one source, in one transaction: (whether the run is new, attempts written)."""
     run_id = part.run_id
-    conn.execute("BEGIN IMMEDIATE")  # the write lock now: a second importer waits its turn
-    try:
+    with transaction(conn):
+        conn.lock_run(run_id)  # another import of this run waits until this one commits
         held = conn.execute(
             'SELECT "commit", branch, runner, platform, started, ended FROM runs WHERE run_id = ?',
             (run_id,),
@@ -310,10 +311,10 @@ def _store_run(conn: Connection, part: ReadRun, meta: MetaSource) -> tuple[bool,
             part = part.incomplete()
         _upsert_run(conn, run_id, held, part, phases, meta)
         conn.executemany(_UPSERT_PHASE, phases.rows(run_id))
-        written = _write_attempts(conn, part.shaped)
-        if held is None:  # the attempts in hand are all the run has
-            conn.executemany(_INSERT_PASSED_ONCE, part.passed_once)
-            conn.executemany(INSERT_VERDICT, part.other_verdicts)
+        written = _write_attempts(conn, part.shaped, new=held is None)
+        if held is None:  # a new run: nothing of it is stored, so its rows are loaded whole
+            conn.insert_rows("verdicts", PASSED_ONCE_COLUMNS, part.passed_once)
+            conn.insert_rows("verdicts", VERDICT_COLUMNS, part.other_verdicts)
             nodeids = part.nodeids()
         else:
             # Attempts of other sources were stored under the run's earlier completeness.
@@ -323,17 +324,20 @@ def _store_run(conn: Connection, part: ReadRun, meta: MetaSource) -> tuple[bool,
             conn.executemany(INSERT_VERDICT, verdicts)
             nodeids = [row[1] for row in verdicts]
         record_suite(conn, run_id, nodeids)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return held is None, written
 
 
-def _write_attempts(conn: Connection, shaped: dict[str, list[tuple[Any, ...]]]) -> int:
+def _write_attempts(
+    conn: Connection, shaped: dict[str, list[tuple[Any, ...]]], *, new: bool
+) -> int:
+    """The part's attempts: loaded whole into a new run, upserted into one stored before."""
     written = 0
     for shape, rows in shaped.items():
-        if rows:
+        if not rows:
+            continue
+        if new:
+            written += conn.insert_rows("attempts", SHAPES[shape], rows)
+        else:
             written += max(conn.executemany(_UPSERT_ATTEMPT[shape], rows).rowcount, 0)
     return written
 

@@ -21,7 +21,7 @@ from simpler.history.run_meta import RunShape
 from simpler.history.verdict_rows import ATTEMPT_COLUMNS, verdict_rows
 from simpler.reporting.records import TestRecord, from_dict
 
-__all__ = ["SHAPES", "ReadRun", "RunPart", "shape_rows"]
+__all__ = ["PASSED_ONCE_COLUMNS", "SHAPES", "ReadRun", "RunPart", "shape_rows"]
 
 Row = tuple[Any, ...]
 # Attempts are written in three shapes: binding a None costs sqlite3 a failed adapter lookup,
@@ -32,6 +32,10 @@ SHAPES = {
     "placed": Attempt._fields[:10],
     "plain": Attempt._fields[:6] + Attempt._fields[8:10],  # no device, no runtime
 }
+# The verdict of most tests in most runs, passed at its one attempt: the columns left out
+# (no cause, not quarantined) take their defaults, as binding them would cost.
+PASSED_ONCE_COLUMNS = ("run_id", "nodeid", "outcome", "attempts")
+_PASSED_ONCE = ("passed", 1, None, 0)
 _EMPTY_TAIL = (None,) * (len(Attempt._fields) - 10)
 # The attempts table's key order (the run id is one): written in it, each row lands after the
 # one before, in full pages and fewer of them to write at the commit.
@@ -48,7 +52,7 @@ class ReadRun:
     first: dict[str, Any]  # names the source: the same in every copy of the file
     shape: RunShape
     shaped: dict[str, list[Row]]  # SHAPES' rows, in key order, causes as if complete
-    passed_once: list[tuple[str, str]]  # verdicts (run, test) of one attempt that passed
+    passed_once: list[Row]  # PASSED_ONCE_COLUMNS of each test that passed at its one attempt
     other_verdicts: list[Row]  # every other verdict_rows row, as if complete
     tested: tuple[float, float] | None  # the first and last attempt's record time
 
@@ -119,11 +123,11 @@ def shape_rows(rows: Sequence[Row]) -> dict[str, list[Row]]:
 
 
 def _read_run(run_id: str, first: dict[str, Any], shape: RunShape, rows: Sequence[Row]) -> ReadRun:
-    passed_once: list[tuple[str, str]] = []
+    passed_once: list[Row] = []
     other: list[Row] = []
     for verdict in verdict_rows(run_id, map(_VERDICT_FIELDS, rows)):
-        if verdict[2:] == ("passed", 1, None, 0):
-            passed_once.append(verdict[:2])
+        if verdict[2:] == _PASSED_ONCE:
+            passed_once.append(verdict[:4])
         else:
             other.append(verdict)
     times = [row[_TS] for row in rows if row[_TS] is not None]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from simpler.history.store.connection import Connection
+from simpler.history.store.connection import Connection, transaction
 from simpler.history.suites import drop_unused_suites
 
 __all__ = ["PruneResult", "parse_before", "prune_before"]
@@ -49,8 +49,7 @@ def prune_before(conn: Connection, before: float, *, vacuum: bool = False) -> Pr
     # Outside a transaction, or SQLite ignores it: without it the cascade would not run and
     # the attempts of a deleted run would stay behind, counted by no window but never freed.
     conn.execute("PRAGMA foreign_keys = ON")
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         attempts = conn.execute(
             f"SELECT count(*) FROM attempts WHERE run_id IN ({_DOOMED})", (before,)
         ).fetchone()[0]
@@ -58,10 +57,6 @@ def prune_before(conn: Connection, before: float, *, vacuum: bool = False) -> Pr
             "DELETE FROM runs WHERE coalesce(started, imported) < ?", (before,)
         ).rowcount
         drop_unused_suites(conn)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     if vacuum:
         conn.execute("VACUUM")

@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "BUSY_TIMEOUT_S",
@@ -33,6 +35,7 @@ __all__ = [
     "DEFAULT_DB",
     "SCHEMA_VERSION",
     "HistoryUnusable",
+    "SqliteConnection",
     "connect",
 ]
 
@@ -113,7 +116,23 @@ class HistoryUnusable(Exception):
     """The file is not a history database simpler can use: one line, exit 3."""
 
 
-def connect(path: Path, *, create: bool = True) -> sqlite3.Connection:
+class SqliteConnection(sqlite3.Connection):
+    """The stdlib connection with the writes a history store provides (store/connection.py)."""
+
+    def lock_run(self, run_id: str, /) -> None:
+        """Nothing to take: the transaction's ``BEGIN IMMEDIATE`` holds the file's one write
+        lock, so no other import of any run writes until it ends."""
+
+    def insert_rows(
+        self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], /
+    ) -> int:
+        names = ", ".join(f'"{column}"' for column in columns)
+        marks = ", ".join("?" * len(columns))
+        sql = f"INSERT INTO {table} ({names}) VALUES ({marks})"
+        return max(self.executemany(sql, rows).rowcount, 0)
+
+
+def connect(path: Path, *, create: bool = True) -> SqliteConnection:
     """The database at ``path``, its tables made if it is new.
 
     ``create=False`` (the read-only commands) refuses a missing file instead of making one.
@@ -125,7 +144,9 @@ def connect(path: Path, *, create: bool = True) -> sqlite3.Connection:
     try:
         if create:
             path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        conn = sqlite3.connect(
+            path, timeout=BUSY_TIMEOUT_S, isolation_level=None, factory=SqliteConnection
+        )
     except (sqlite3.Error, OSError) as error:
         raise HistoryUnusable(f"cannot open history database {path}: {error}") from None
     try:

@@ -6,6 +6,10 @@ update at one random place per test (a run of 5,000 tests rewrites thousands of 
 it). Runs of one project mostly collect the same tests, so each run names its suite (a
 hash of its sorted node ids) and a suite's tests are stored the first time it is seen:
 the count is then the window's runs per suite, spread over that suite's tests.
+
+A run stored in shards names the suite of the tests stored so far, and a new one as more
+arrive; a suite no run names any longer is counted by no window and stays until ``simpler
+history prune`` drops it (deleting it at once could race an import adding it on a server).
 """
 
 from __future__ import annotations
@@ -38,8 +42,11 @@ def record_suite(conn: Connection, run_id: str, nodeids: Sequence[str]) -> str:
     suite = hashlib.blake2b(joined, digest_size=16).hexdigest()
     known = conn.execute("SELECT 1 FROM suite_tests WHERE suite = ? LIMIT 1", (suite,))
     if known.fetchone() is None:
+        # On a server another import may be adding the same suite, unseen until it commits:
+        # its rows are then skipped, not refused, and added in node id order by both, so the
+        # second waits for the first at the first row instead of the two locking in a circle.
         conn.executemany(
-            "INSERT INTO suite_tests (suite, nodeid) VALUES (?, ?)",
+            "INSERT INTO suite_tests (suite, nodeid) VALUES (?, ?) ON CONFLICT DO NOTHING",
             ((suite, nodeid) for nodeid in tests),
         )
     conn.execute("UPDATE runs SET suite = ? WHERE run_id = ?", (suite, run_id))

@@ -15,13 +15,14 @@ from typing import Any
 
 from simpler.contract import phase_rank
 
-__all__ = ["ATTEMPT_COLUMNS", "INSERT_VERDICT", "verdict_rows"]
+__all__ = ["ATTEMPT_COLUMNS", "INSERT_VERDICT", "VERDICT_COLUMNS", "verdict_rows"]
 
 # What verdict_rows reads of each attempt, in this order (also the read-back query's).
 ATTEMPT_COLUMNS = ("nodeid", "phase", "attempt", "outcome", "ts", "cause", "quarantined")
-INSERT_VERDICT = (
-    "INSERT INTO verdicts (run_id, nodeid, outcome, attempts, cause, quarantined) "
-    "VALUES (?, ?, ?, ?, ?, ?)"
+# A verdict row's columns, in verdict_rows' order.
+VERDICT_COLUMNS = ("run_id", "nodeid", "outcome", "attempts", "cause", "quarantined")
+INSERT_VERDICT = "INSERT INTO verdicts ({}) VALUES ({})".format(
+    ", ".join(VERDICT_COLUMNS), ", ".join("?" * len(VERDICT_COLUMNS))
 )
 
 

@@ -15,6 +15,7 @@ import json
 import random
 import sqlite3
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date, timedelta
 from pathlib import Path
@@ -24,7 +25,7 @@ import headless_chromium
 import pytest
 from history_page_dom import read_rows
 from postgres_server import PASSWORD, PostgresServer
-from processes import run_python_m, simpler_env
+from processes import python_m, run_python_m, simpler_env
 
 from simpler import report
 from simpler.scheduler.durations import load_measurements
@@ -69,13 +70,18 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
         return list(pool.map(lambda n: _seeded_run(n, out), range(1, RUNS + 1)))
 
 
+def _import_args(db: Path | str, path: Path) -> tuple[str, ...]:
+    """``history import`` of one report (or a shard of it: run-03.l2.jsonl) as CI types it."""
+    number = int(path.name.split("-")[1].split(".")[0])
+    return (
+        "history", "import", str(path), "--db", str(db),
+        "--commit", f"c{number:02d}", "--branch", "main", "--runner", f"host-{number % 2}",
+    )  # fmt: skip
+
+
 def _import(db: Path | str, paths: list[Path]) -> None:
     for path in paths:
-        number = int(path.stem.split("-")[1])
-        imported = _simpler(
-            "history", "import", str(path), "--db", str(db),
-            "--commit", f"c{number:02d}", "--branch", "main", "--runner", f"host-{number % 2}",
-        )  # fmt: skip
+        imported = _simpler(*_import_args(db, path))
         assert imported.returncode == 0, imported.stderr
 
 
@@ -92,7 +98,10 @@ _TABLES = {
     "attempts": "SELECT * FROM attempts ORDER BY 1, 2, 3, 4",
     "verdicts": "SELECT * FROM verdicts ORDER BY 1, 2",
     "run_phases": "SELECT * FROM run_phases ORDER BY 1, 2, 3",
-    "suite_tests": "SELECT * FROM suite_tests ORDER BY 1, 2",
+    # The suites runs name: a shard stored first names the suite of its own tests until the
+    # run's other shards arrive, and that suite stays, unnamed, until a prune drops it.
+    "suite_tests": "SELECT * FROM suite_tests WHERE suite IN (SELECT suite FROM runs) "
+    "ORDER BY 1, 2",
 }
 
 
@@ -371,3 +380,78 @@ def test_a_run_with_a_server_history_imports_itself_and_a_wrong_password_stops_i
     assert f"{postgres_server.port}/{database}" in refused.stderr
     assert "pw-WRONG-17" not in refused.stdout + refused.stderr
     assert not report.exists() or not [r for r in report.read(report) if r["type"] == "test"]
+
+
+def _shards(report_file: Path, out: Path) -> list[Path]:
+    """The run's report as two CI jobs would send it: its first phase, then the rest."""
+    lines = report_file.read_text().splitlines(keepends=True)
+    records = [json.loads(line) for line in lines]
+    cut = 1 + next(n for n, r in enumerate(records) if r["type"] == "phase" and r["event"] == "end")
+    first, rest = out / f"{report_file.stem}.first.jsonl", out / f"{report_file.stem}.rest.jsonl"
+    first.write_text("".join(lines[:cut]))
+    rest.write_text("".join(lines[cut:]))
+    return [first, rest]
+
+
+def test_sixteen_importers_at_once_store_every_run_once(
+    reports: list[Path], postgres_url: str, tmp_path: Path
+) -> None:
+    """16 CI jobs import into one server at the same moment: whole runs, shards of one run,
+    and the same files twice. The server must hold what importing them one at a time gives.
+
+    "The same moment" is made so, not hoped for: the test holds the table of suites, which
+    every import writes last, until each importer waits there (or for the run another importer
+    holds), with its run's other rows written; then it lets them all go. Their runs share a
+    suite, so all of them add it at once.
+    """
+    # Runs 2 and 8 had a retry: each of their shards holds tests.
+    parts = [reports[0], *_shards(reports[1], tmp_path), *reports[2:7]]
+    parts += [*_shards(reports[7], tmp_path), *reports[8:]]  # 12 parts of the ten runs
+    again = [parts[0], parts[2], parts[8], parts[9]]  # 4 more: two runs, two shards
+    jobs = [*parts, *again]
+    assert len(jobs) == 16
+    one_at_a_time = tmp_path / "serial.db"
+    _import(one_at_a_time, parts)
+
+    import psycopg
+
+    from simpler.history.store import open_store
+
+    open_store(postgres_url).close()  # the tables, so that no importer waits to make them
+    with psycopg.connect(postgres_url) as gate:
+        gate.execute("LOCK TABLE suite_tests IN EXCLUSIVE MODE")  # reads pass, writes wait
+        importers = [
+            subprocess.Popen(
+                python_m("simpler", *_import_args(postgres_url, path)),
+                cwd=ROOT, env=simpler_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True,
+            )  # fmt: skip
+            for path in jobs
+        ]
+        _wait_until_waiting(postgres_url, importers)
+        gate.commit()
+    for importer in importers:
+        _, stderr = importer.communicate(timeout=300)
+        assert importer.returncode == 0, stderr
+    assert _all_tables(postgres_url) == _all_tables(one_at_a_time)
+    assert _flaky(postgres_url) == _flaky(one_at_a_time)
+
+
+def _wait_until_waiting(url: str, importers: list[subprocess.Popen[str]]) -> None:
+    """Until every importer's session waits for a lock (the held table, or the run another
+    importer of it holds); fails if one ends first."""
+    import psycopg
+
+    deadline = time.monotonic() + 240
+    with psycopg.connect(url, autocommit=True) as watcher:
+        while True:
+            ended = [p.args for p in importers if p.poll() is not None]
+            assert not ended, f"an importer ended before the gate opened: {ended}"
+            waiting = watcher.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            ).fetchone()
+            if waiting and waiting[0] == len(importers):
+                return
+            assert time.monotonic() < deadline, f"{waiting} of {len(importers)} importers wait"
+            time.sleep(0.05)  # polling a condition the server reports, not a guess at a time

@@ -211,8 +211,8 @@ def test_a_killed_import_leaves_the_database_as_it_was(
     before = dump(tmp_path / "h.db")
     real = importer._write_attempts
 
-    def dies_after_writing(conn: sqlite3.Connection, attempts: Any) -> int:
-        real(conn, attempts)  # the rows are in the database's transaction: then the kill
+    def dies_after_writing(conn: sqlite3.Connection, attempts: Any, **how: bool) -> int:
+        real(conn, attempts, **how)  # the rows are in the database's transaction: then the kill
         raise KeyboardInterrupt
 
     if killed_at == "attempts":
@@ -235,11 +235,11 @@ def test_each_run_is_its_own_transaction(tmp_path: Path, monkeypatch: pytest.Mon
     both.write_text(first.read_text() + later.write(tmp_path / "b.jsonl").read_text())
     real = importer._write_attempts
 
-    def dies_on_the_second_run(conn: sqlite3.Connection, attempts: Any) -> int:
+    def dies_on_the_second_run(conn: sqlite3.Connection, attempts: Any, **how: bool) -> int:
         rows = [row for shape in attempts.values() for row in shape]  # by shape, run id first
         if rows[0][0] == later.run:
             raise RuntimeError("killed")
-        return real(conn, attempts)
+        return real(conn, attempts, **how)
 
     monkeypatch.setattr(importer, "_write_attempts", dies_on_the_second_run)
     with pytest.raises(RuntimeError):
