@@ -39,6 +39,7 @@ __all__ = [
 
 T = TypeVar("T")
 
+
 def text(raw: Mapping[str, Any], key: str) -> str:
     """An optional text field: ``""`` when absent or null, else the value as text."""
     value = raw.get(key)

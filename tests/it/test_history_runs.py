@@ -420,14 +420,7 @@ def test_sixteen_importers_at_once_store_every_run_once(
     open_store(postgres_url).close()  # the tables, so that no importer waits to make them
     with psycopg.connect(postgres_url) as gate:
         gate.execute("LOCK TABLE suite_tests IN EXCLUSIVE MODE")  # reads pass, writes wait
-        importers = [
-            subprocess.Popen(
-                python_m("simpler", *_import_args(postgres_url, path)),
-                cwd=ROOT, env=simpler_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True,
-            )  # fmt: skip
-            for path in jobs
-        ]
+        importers = [_start(_import_args(postgres_url, path)) for path in jobs]
         _wait_until_waiting(postgres_url, importers)
         gate.commit()
     for importer in importers:
@@ -435,6 +428,13 @@ def test_sixteen_importers_at_once_store_every_run_once(
         assert importer.returncode == 0, stderr
     assert _all_tables(postgres_url) == _all_tables(one_at_a_time)
     assert _flaky(postgres_url) == _flaky(one_at_a_time)
+
+
+def _start(args: tuple[str, ...]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        python_m("simpler", *args), cwd=ROOT, env=simpler_env(), text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
 
 
 def _wait_until_waiting(url: str, importers: list[subprocess.Popen[str]]) -> None:
