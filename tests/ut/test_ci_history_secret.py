@@ -1,5 +1,6 @@
 """The CI history on a server: the ``SIMPLER_HISTORY_URL`` secret reaches only the env of the
 step that uses it, never a script, and the history's cache steps stand down when it is set.
+The history step's own script runs here too, on a file and on a real server.
 
 The workflow is read line by line, as the other workflow tests read it: a YAML parser is no
 dependency of the tests, and the workflow's block style makes each line's parents its
@@ -8,11 +9,19 @@ less-indented lines above it.
 
 from __future__ import annotations
 
+import os
 import re
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
 import tomllib
+from contextlib import closing
 from pathlib import Path
 
 import pytest
+from test_history_attribution import Run, hang_with_victims
 
 from simpler.history.schema import DEFAULT_DB
 from simpler.history.store import store_ref
@@ -128,12 +137,81 @@ def test_the_summary_job_installs_the_psycopg_the_postgres_extra_asks_on_a_serve
     (extra,) = project["optional-dependencies"]["postgres"]
     installs = [step for step in _steps(CI.read_text()) if "pip install 'psycopg" in step]
     assert len(installs) == 1
-    assert f"if [ \"$HISTORY_ON_SERVER\" = true ]; then python -m pip install '{extra}'" in (
-        installs[0]
-    )
+    wanted = f"if [ \"$HISTORY_ON_SERVER\" = true ]; then python -m pip install '{extra}'"
+    assert wanted in installs[0]
 
 
 def test_an_empty_simpler_history_is_the_cached_file(monkeypatch: pytest.MonkeyPatch) -> None:
     # Without the secret the step's SIMPLER_HISTORY is set, but empty: the cached file it is.
     monkeypatch.setenv("SIMPLER_HISTORY", "")
     assert store_ref() == str(DEFAULT_DB)
+
+
+# Two runs: one of long ago, before any prune window, and one of now.
+OLD, NEW = "20010909T014640-0a0a0a", "20261205T073000-1b1b1b"
+
+
+def _history_step(tmp_path: Path, *, server: str) -> subprocess.CompletedProcess[str]:
+    """The workflow's history step, run as the runner runs it, on the two runs' reports."""
+    (step,) = [s for s in _steps(CI.read_text()) if "name: history of the runs" in s]
+    (script,) = _runs(step)
+    for job, run, start in (("old", OLD, 1e9), ("new", NEW, time.time())):
+        (tmp_path / "reports" / job).mkdir(parents=True)
+        hang_with_victims(Run(run, start), reset_fails=True).write(
+            tmp_path / "reports" / job / "report.jsonl"
+        )
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "simpler"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m simpler "$@"\n')
+    shim.chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "HISTORY_DAYS": "90",
+        "HISTORY_ON_SERVER": "true" if server else "false",
+        "SIMPLER_HISTORY": server,
+    }
+    return subprocess.run(
+        ["bash", "-c", textwrap.dedent(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+
+
+def _ran_as_the_summary_needs(tmp_path: Path, done: subprocess.CompletedProcess[str]) -> None:
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "## Flake scores" in (tmp_path / "summary.md").read_text()
+    assert (tmp_path / "reports" / "history.html").is_file()
+    # The next plan's durations, where the save step takes them from.
+    assert (tmp_path / ".simpler" / "durations.json").is_file()
+
+
+def test_the_history_step_without_a_server_keeps_and_prunes_the_cached_file(
+    tmp_path: Path,
+) -> None:
+    done = _history_step(tmp_path, server="")
+    _ran_as_the_summary_needs(tmp_path, done)
+    with closing(sqlite3.connect(tmp_path / ".simpler" / "history.db")) as db:
+        assert db.execute("SELECT run_id FROM runs").fetchall() == [(NEW,)]
+
+
+def test_the_history_step_on_a_server_keeps_no_file_prunes_nothing_prints_no_password(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    # The `postgres` extra's driver: a job that installs simpler without it skips this test.
+    psycopg = pytest.importorskip("psycopg")
+    from postgres_server import PASSWORD
+
+    done = _history_step(tmp_path, server=postgres_url)
+    _ran_as_the_summary_needs(tmp_path, done)
+    assert PASSWORD not in done.stdout + done.stderr
+    assert not (tmp_path / ".simpler" / "history.db").exists()
+    with psycopg.connect(postgres_url) as conn:
+        runs = conn.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()
+    assert runs == [(OLD,), (NEW,)]
