@@ -15,7 +15,6 @@ import json
 import random
 import sqlite3
 import subprocess
-import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date, timedelta
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 import headless_chromium
 import pytest
 from history_page_dom import read_rows
+from history_tables import every_row, held_table, wait_for_waiters
 from postgres_server import PASSWORD, PostgresServer
 from processes import python_m, run_python_m, simpler_env
 
@@ -90,30 +90,6 @@ def _flaky(db: Path | str) -> list[dict[str, Any]]:
     assert shown.returncode == 0, shown.stderr
     scores: list[dict[str, Any]] = json.loads(shown.stdout)
     return scores
-
-
-_TABLES = {
-    "runs": 'SELECT run_id, "commit", branch, runner, started, ended, complete, exit_code '
-    "FROM runs ORDER BY run_id",
-    "attempts": "SELECT * FROM attempts ORDER BY 1, 2, 3, 4",
-    "verdicts": "SELECT * FROM verdicts ORDER BY 1, 2",
-    "run_phases": "SELECT * FROM run_phases ORDER BY 1, 2, 3",
-    # The suites runs name: a shard stored first names the suite of its own tests until the
-    # run's other shards arrive, and that suite stays, unnamed, until a prune drops it.
-    "suite_tests": "SELECT * FROM suite_tests WHERE suite IN (SELECT suite FROM runs) "
-    "ORDER BY 1, 2",
-}
-
-
-def _all_tables(db: Path | str) -> dict[str, list[tuple[Any, ...]]]:
-    """Every table of a file or a server, row for row (the import's own time left out)."""
-    if isinstance(db, Path):
-        with sqlite3.connect(db) as conn:
-            return {name: conn.execute(sql).fetchall() for name, sql in _TABLES.items()}
-    import psycopg
-
-    with psycopg.connect(db) as server:
-        return {name: server.execute(sql).fetchall() for name, sql in _TABLES.items()}
 
 
 def _tables(db: Path) -> dict[str, list[tuple[Any, ...]]]:
@@ -347,8 +323,8 @@ def test_a_server_holds_the_same_history_as_the_file(
     random.Random(34).shuffle(shuffled)
     _import(postgres_url, shuffled)
     _import(postgres_url, list(reversed(reports)))  # again, in another order: nothing changes
-    assert _all_tables(postgres_url) == _all_tables(history)
-    assert len(_all_tables(postgres_url)["runs"]) == RUNS
+    assert every_row(postgres_url) == every_row(history)
+    assert len(every_row(postgres_url)["runs"]) == RUNS
     (tmp_path / "file").mkdir()
     (tmp_path / "server").mkdir()
     from_file = _answers(history, tmp_path / "file")
@@ -367,7 +343,7 @@ def test_a_run_with_a_server_history_imports_itself_and_a_wrong_password_stops_i
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]
     assert "simpler: run imported into the history postgresql://simpler:***@" in run.stderr
     assert PASSWORD not in run.stdout + run.stderr
-    assert _all_tables(postgres_url)["runs"][0][0] == "on-a-server"
+    assert every_row(postgres_url)["runs"][0][0] == "on-a-server"
 
     database = postgres_url.rpartition("/")[2]
     report = tmp_path / "never.jsonl"
@@ -413,20 +389,16 @@ def test_sixteen_importers_at_once_store_every_run_once(
     one_at_a_time = tmp_path / "serial.db"
     _import(one_at_a_time, parts)
 
-    import psycopg
-
     from simpler.history.store import open_store
 
     open_store(postgres_url).close()  # the tables, so that no importer waits to make them
-    with psycopg.connect(postgres_url) as gate:
-        gate.execute("LOCK TABLE suite_tests IN EXCLUSIVE MODE")  # reads pass, writes wait
+    with held_table(postgres_url, "suite_tests"):
         importers = [_start(_import_args(postgres_url, path)) for path in jobs]
-        _wait_until_waiting(postgres_url, importers)
-        gate.commit()
+        wait_for_waiters(postgres_url, importers)
     for importer in importers:
         _, stderr = importer.communicate(timeout=300)
         assert importer.returncode == 0, stderr
-    assert _all_tables(postgres_url) == _all_tables(one_at_a_time)
+    assert every_row(postgres_url) == every_row(one_at_a_time)
     assert _flaky(postgres_url) == _flaky(one_at_a_time)
 
 
@@ -435,23 +407,3 @@ def _start(args: tuple[str, ...]) -> subprocess.Popen[str]:
         python_m("simpler", *args), cwd=ROOT, env=simpler_env(), text=True,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
-
-
-def _wait_until_waiting(url: str, importers: list[subprocess.Popen[str]]) -> None:
-    """Until every importer's session waits for a lock (the held table, or the run another
-    importer of it holds); fails if one ends first."""
-    import psycopg
-
-    deadline = time.monotonic() + 240
-    with psycopg.connect(url, autocommit=True) as watcher:
-        while True:
-            ended = [p.args for p in importers if p.poll() is not None]
-            assert not ended, f"an importer ended before the gate opened: {ended}"
-            waiting = watcher.execute(
-                "SELECT count(*) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            ).fetchone()
-            if waiting and waiting[0] == len(importers):
-                return
-            assert time.monotonic() < deadline, f"{waiting} of {len(importers)} importers wait"
-            time.sleep(0.05)  # polling a condition the server reports, not a guess at a time
