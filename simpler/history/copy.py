@@ -9,6 +9,7 @@ the runs name are added where DST lacks them.
 
 from __future__ import annotations
 
+from simpler.history.run_rows import delete_runs
 from simpler.history.store.connection import Connection, transaction
 
 __all__ = ["copy_history"]
@@ -63,8 +64,7 @@ def _store(
 ) -> None:
     with transaction(target):
         target.lock_run(run_id)  # an import of the run into DST waits for the copy, or it for it
-        # The run's other rows go with it (ON DELETE CASCADE): DST's run becomes SRC's.
-        target.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+        delete_runs(target, "?", (run_id,))  # DST's run becomes SRC's
         for table, columns in _RUN_TABLES.items():
             if rows[table]:
                 target.insert_rows(table, columns, rows[table])

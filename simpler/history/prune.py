@@ -1,8 +1,8 @@
 """``simpler history prune --before DATE``: forget the runs that started before a date.
 
 The history otherwise only grows: a renamed or removed test ages out of every window, but
-its rows stay. Pruning removes whole runs, with their attempts and verdicts (the schema's
-foreign keys cascade), in one transaction: a prune that is killed removes nothing, and a
+its rows stay. Pruning removes whole runs, with their attempts, verdicts and phases
+(``delete_runs``), in one transaction: a prune that is killed removes nothing, and a
 reader never sees a run without its verdicts. The write-ahead log is then truncated, so the
 space the deleted pages held is reused; giving it back to the file system is ``VACUUM``,
 which rewrites the whole file and is the caller's choice (``--vacuum``).
@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from simpler.history.run_rows import delete_runs
 from simpler.history.store.connection import Connection, transaction
 from simpler.history.suites import drop_unused_suites
 
@@ -46,16 +47,11 @@ def parse_before(text: str) -> float:
 
 def prune_before(conn: Connection, before: float, *, vacuum: bool = False) -> PruneResult:
     """Delete the runs that started before ``before`` (unix seconds) and all their rows."""
-    # Outside a transaction, or SQLite ignores it: without it the cascade would not run and
-    # the attempts of a deleted run would stay behind, counted by no window but never freed.
-    conn.execute("PRAGMA foreign_keys = ON")
     with transaction(conn):
         attempts = conn.execute(
             f"SELECT count(*) FROM attempts WHERE run_id IN ({_DOOMED})", (before,)
         ).fetchone()[0]
-        runs = conn.execute(
-            "DELETE FROM runs WHERE coalesce(started, imported) < ?", (before,)
-        ).rowcount
+        runs = delete_runs(conn, _DOOMED, (before,))
         drop_unused_suites(conn)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     if vacuum:
