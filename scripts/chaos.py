@@ -8,7 +8,7 @@ table and the totals, renders a timeline of the runs, and exits 1 on any miss.
 
     nox -s chaos                      # the whole matrix, 5 runs per cell
     nox -s chaos -- --repeat 1 --only hang --platform a5sim
-    nox -s chaos -- --only history    # the history database's cells only (chaos_history.py)
+    nox -s chaos -- --only history    # the history's cells only (chaos_history.py, _server.py)
     nox -s chaos -- --only fleet      # a planned matrix's cells only (chaos_fleet.py)
     nox -s chaos -- --only coverage   # simpler run --cov's cells only (chaos_coverage.py)
     nox -s chaos -- --only isolation  # deadline, signals, --isolate (chaos_isolation.py)
