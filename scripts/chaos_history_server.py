@@ -236,9 +236,12 @@ def _imports_at_once(lab: Lab) -> tuple[bool, str]:
         importers = [_start_import(url, shard) for shard in (lab.first, lab.rest, lab.rest)]
         _until_waiting(url, importers, count=len(importers))
         gate.commit()
-    codes = [_ended(importer).returncode for importer in importers]
+    said = [_ended(importer) for importer in importers]
+    codes = [done.returncode for done in said]
+    errors = [line for done in said for line in done.stderr.strip().splitlines()[-1:]]
     same = _tables(url) == lab.tables and _flaky(url) == lab.flaky
-    return codes == [0, 0, 0] and same, f"exits {codes}; equal to one at a time: {same}"
+    seen = f"exits {codes}; equal to one at a time: {same}"
+    return codes == [0, 0, 0] and same, seen + "".join(f"; {line}" for line in errors[:1])
 
 
 def _restarted_between_shards(lab: Lab) -> tuple[bool, str]:
