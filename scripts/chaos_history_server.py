@@ -117,7 +117,8 @@ def server_cells(folder: Path, report: Path) -> list[Cell]:
     except Exception as error:  # no shards or no reference (the fault run left no report)
         return [(name, False, f"{type(error).__name__}: {error}"[:300]) for name in names]
     finally:
-        server.stop()
+        with suppress(subprocess.CalledProcessError):  # a miss must not crash the matrix
+            server.stop()
 
 
 def _lab(server: PostgresServer, folder: Path, report: Path) -> Lab:
@@ -142,6 +143,10 @@ def _guarded(name: str, cell: Callable[[Lab], tuple[bool, str]], lab: Lab) -> Ce
         passed, seen = cell(lab)
     except Exception as error:
         passed, seen = False, f"{type(error).__name__}: {error}"[:300]
+        # It may have raised with the server stopped: the next cells need it running (a
+        # start of a running server fails, and is no matter).
+        with suppress(subprocess.CalledProcessError):
+            lab.server.start()
     return f"{GROUP}: {name}", passed, seen.replace(PASSWORD, "***")
 
 
