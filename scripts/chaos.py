@@ -8,7 +8,7 @@ table and the totals, renders a timeline of the runs, and exits 1 on any miss.
 
     nox -s chaos                      # the whole matrix, 5 runs per cell
     nox -s chaos -- --repeat 1 --only hang --platform a5sim
-    nox -s chaos -- --only history    # the history database's cells only (chaos_history.py)
+    nox -s chaos -- --only history    # the history's cells only (chaos_history.py, _server.py)
     nox -s chaos -- --only fleet      # a planned matrix's cells only (chaos_fleet.py)
     nox -s chaos -- --only coverage   # simpler run --cov's cells only (chaos_coverage.py)
     nox -s chaos -- --only isolation  # deadline, signals, --isolate (chaos_isolation.py)
@@ -343,6 +343,11 @@ def _check_report(outcome: Outcome, report_file: Path, printed: str) -> None:
         outcome.notes.append(f"{len(unnamed)} failure(s) not named in the summary")
 
 
+def _mark(passed: bool | None) -> str:
+    """A cell's mark: a skipped one (None, it could not run here) is no miss, nor a pass."""
+    return "skipped" if passed is None else "ok" if passed else "MISS"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -378,13 +383,17 @@ def main() -> int:
             f" -> {'ok' if concurrency_ok else 'MISS'}"
         )
         for name, passed, seen in history:
-            print(f"{name:35} {'ok' if passed else 'MISS'}  {seen}")
+            print(f"{name:47} {_mark(passed)}  {seen}")
         firsts = {(o.scenario.name, o.platform): o.report for o in reversed(outcomes) if o.report}
         timeline = render_timeline(list(firsts.values())[::-1], args.out)
     missed = sum(not o.ok for o in outcomes) + (not concurrency_ok)
-    missed += sum(not passed for _, passed, _ in history)
+    missed += sum(passed is False for _, passed, _ in history)
+    skipped = sum(passed is None for _, passed, _ in history)
     print(f"timeline of the chaos runs: {timeline}")
-    print(f"chaos: {len(outcomes)} runs, {missed} miss(es)")
+    print(
+        f"chaos: {len(outcomes)} runs, {missed} miss(es)"
+        + (f", {skipped} cell(s) skipped" if skipped else "")
+    )
     return 1 if missed else 0
 
 

@@ -1,5 +1,7 @@
 """What every group of chaos cells shares: a cell is a (name, passed, what was seen) triple, and
-a cell that raises is a miss that says why, never a crash of the whole matrix."""
+a cell that raises is a miss that says why, never a crash of the whole matrix. A cell that
+cannot run here (no PostgreSQL server binary) has passed None: skipped, neither a pass nor a
+miss, and what was seen says why."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from pathlib import Path
 
 __all__ = ["Cell", "guarded"]
 
-Cell = tuple[str, bool, str]  # name, passed, what was seen
+Cell = tuple[str, bool | None, str]  # name, passed (None: skipped), what was seen
 
 
 def guarded(group: str, cell: Callable[[Path], Cell], folder: Path) -> Cell:

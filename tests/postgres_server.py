@@ -67,8 +67,23 @@ class PostgresServer:
         return self.url(name)
 
     def stop(self) -> None:
-        self._pg("pg_ctl", "stop", "-D", str(self.folder / "data"), "-m", "fast", "-w")
+        self.halt()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+    def start(self) -> None:
+        """pg_ctl start on the data folder and port: the first start, or a restart after
+        :meth:`halt` (after an ``immediate`` halt the server recovers from its log first)."""
+        options = (
+            f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 "
+            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        )
+        data, log = str(self.folder / "data"), str(self.folder / "log")
+        self._pg("pg_ctl", "start", "-D", data, "-w", "-l", log, "-o", options)
+
+    def halt(self, mode: str = "fast") -> None:
+        """pg_ctl stop, the data kept: ``fast`` rolls back open transactions and shuts down
+        cleanly, ``immediate`` ends every process at once, as a crash of the server would."""
+        self._pg("pg_ctl", "stop", "-D", str(self.folder / "data"), "-m", mode, "-w")
 
     def _pg(self, tool: str, *args: str) -> None:
         subprocess.run(
@@ -97,11 +112,7 @@ def start_server(bin_folder: Path) -> PostgresServer:
             "initdb", "-D", data, "-U", USER, f"--pwfile={pwfile}", "--auth=scram-sha-256",
             "--encoding=UTF8", "--no-sync",
         )  # fmt: skip
-        options = (
-            f"-p {server.port} -k {folder} -c listen_addresses=127.0.0.1 "
-            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-        )
-        server._pg("pg_ctl", "start", "-D", data, "-w", "-l", str(folder / "log"), "-o", options)
+        server.start()
     except subprocess.CalledProcessError as error:
         shutil.rmtree(folder, ignore_errors=True)
         raise RuntimeError(f"cannot start PostgreSQL: {error.stderr.decode()[-2000:]}") from None

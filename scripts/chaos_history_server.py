@@ -1,0 +1,388 @@
+"""Chaos cells for the history on a PostgreSQL server: the ways a server breaks an import.
+
+One run's report in two shards (its L2 phase, then the rest: the rest adds the Resource
+tests, so the run's suite is new when it arrives). Each cell has a database of its own on
+one server, and ends checking the tables, row for row, and ``history flaky`` against a
+SQLite file fed the same shards one at a time:
+
+- the server killed (``pg_ctl stop -m immediate``) while shard 2's import is inside its
+  transaction: exit 3, one line naming the server, no password; restarted, the run is as
+  shard 1 left it, and importing shard 2 again completes it;
+- the importer killed with SIGKILL there: the run is as it was, the next import completes it;
+- the importer's connection ended by the server (``pg_terminate_backend``) there: exit 3,
+  one line, no password; the run as it was; the next import completes it;
+- two imports of one run at once (both shards, and the second shard twice), released
+  together: every one exits 0 and the run is what one at a time gives;
+- the server restarted between a run's shards: nothing lost.
+
+"Inside its transaction" is made so, not timed: a connection of the cell's own holds
+``suite_tests`` (which an import writes last, and only for a suite not stored yet) until the
+server reports the importer waiting for it, with the rest of its run's rows written.
+
+Without a PostgreSQL server binary (or psycopg) every cell is skipped, said why. The server
+is ``tests/postgres_server.py``'s, the tests' own.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chaos_cells import Cell
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # the tests' server helper, not a copy of it
+
+from postgres_server import PASSWORD, PostgresServer, find_server_bin, start_server  # noqa: E402
+
+__all__ = ["server_cells"]
+
+GROUP = "history server"
+DEADLINE_S = 60.0  # for a condition the server reports; each cell takes a few seconds
+# An import waiting for a lock: for the held table, or for its run that another import holds.
+_WAITING = (
+    "SELECT pid FROM pg_stat_activity "
+    "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+)
+_OTHERS = (
+    "SELECT count(*) FROM pg_stat_activity "
+    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+)
+# Every table, less when a run was written (``imported``); the suites no run names left out
+# (a shard stored first names one that stays, unnamed, until a prune).
+_TABLES = {
+    "runs": 'SELECT run_id, "commit", branch, runner, platform, started, ended, complete, '
+    "exit_code, suite FROM runs",
+    "attempts": "SELECT * FROM attempts",
+    "verdicts": "SELECT * FROM verdicts",
+    "run_phases": "SELECT * FROM run_phases",
+    "suite_tests": "SELECT * FROM suite_tests WHERE suite IN (SELECT suite FROM runs)",
+}
+
+Tables = dict[str, list[tuple[Any, ...]]]
+
+
+@dataclass
+class Lab:
+    """What every cell shares: the server, the two shards, and what one at a time gives."""
+
+    server: PostgresServer
+    folder: Path
+    first: Path  # shard 1: the run's L2 phase
+    rest: Path  # shard 2: its Resource, retry and report phases
+    tables: Tables = field(default_factory=dict)  # of a SQLite file fed first, then rest
+    flaky: Any = None  # its `history flaky --format json`
+    numbers: Iterator[int] = field(default_factory=itertools.count)
+
+    def database(self, cell: str) -> tuple[str, str]:
+        """A new database for a cell: its URL (with the password) and its label."""
+        name = f"chaos_{next(self.numbers)}_{cell}"
+        return self.server.create_database(name), f"127.0.0.1:{self.server.port}/{name}"
+
+
+def server_cells(folder: Path, report: Path) -> list[Cell]:
+    """The cells below on one server started for them, or each skipped, said why."""
+    cells: list[tuple[str, Callable[[Lab], tuple[bool, str]]]] = [
+        ("server killed mid-import", _server_killed),
+        ("importer killed mid-import", _importer_killed),
+        ("connection lost mid-import", _connection_lost),
+        ("two imports of one run at once", _imports_at_once),
+        ("server restarted between shards", _restarted_between_shards),
+    ]
+    names = [f"{GROUP}: {name}" for name, _ in cells]
+    why = _why_not()
+    if why:
+        return [(name, None, why) for name in names]
+    folder = folder / "server"
+    folder.mkdir(parents=True, exist_ok=True)
+    bin_folder = find_server_bin()
+    assert bin_folder is not None  # _why_not said so
+    try:
+        server = start_server(bin_folder)
+    except RuntimeError as error:  # a binary that cannot start a server: every cell a miss
+        return [(name, False, str(error)[-300:]) for name in names]
+    try:
+        lab = _lab(server, folder, report)
+        return [_guarded(name, cell, lab) for name, cell in cells]
+    except Exception as error:  # no shards or no reference (the fault run left no report)
+        return [(name, False, f"{type(error).__name__}: {error}"[:300]) for name in names]
+    finally:
+        with suppress(subprocess.CalledProcessError):  # a miss must not crash the matrix
+            server.stop()
+
+
+def _lab(server: PostgresServer, folder: Path, report: Path) -> Lab:
+    lab = Lab(server, folder, *_shards(report, folder))
+    lab.tables, lab.flaky = _reference(lab)
+    return lab
+
+
+def _why_not() -> str:
+    if find_server_bin() is None:
+        return "no PostgreSQL server binary (initdb, pg_ctl) on this machine"
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        return "no psycopg (pip install 'simpler[postgres]')"
+    return ""
+
+
+def _guarded(name: str, cell: Callable[[Lab], tuple[bool, str]], lab: Lab) -> Cell:
+    """A cell that raises is a miss that says why (as chaos_cells.guarded), never a crash."""
+    try:
+        passed, seen = cell(lab)
+    except Exception as error:
+        passed, seen = False, f"{type(error).__name__}: {error}"[:300]
+        # It may have raised with the server stopped: the next cells need it running (a
+        # start of a running server fails, and is no matter).
+        with suppress(subprocess.CalledProcessError):
+            lab.server.start()
+    return f"{GROUP}: {name}", passed, seen.replace(PASSWORD, "***")
+
+
+def _shards(report: Path, folder: Path) -> tuple[Path, Path]:
+    """The run's report as two CI jobs send it: up to its first phase's end, then the rest."""
+    lines = report.read_text().splitlines(keepends=True)
+    records = [json.loads(line) for line in lines]
+    cut = 1 + next(
+        n for n, r in enumerate(records) if r.get("type") == "phase" and r.get("event") == "end"
+    )
+    first, rest = folder / "shard-1.jsonl", folder / "shard-2.jsonl"
+    first.write_text("".join(lines[:cut]))
+    rest.write_text("".join(lines[cut:]))
+    return first, rest
+
+
+def _reference(lab: Lab) -> tuple[Tables, Any]:
+    db = lab.folder / "one-at-a-time.db"
+    for shard in (lab.first, lab.rest):
+        _done(_import(str(db), shard))
+    return _tables(db), _flaky(str(db))
+
+
+# -- the cells -----------------------------------------------------------------------------
+
+
+def _server_killed(lab: Lab) -> tuple[bool, str]:
+    url, label = lab.database("server_killed")
+    _done(_import(url, lab.first))
+    before = _tables(url)
+    with _gate(url):
+        importer = _blocked_import(url, lab.rest)
+        with closing(_watch(url)) as watcher:
+            # The test server commits asynchronously (synchronous_commit=off): a checkpoint
+            # makes shard 1's commit durable, so an immediate stop loses only the import's.
+            watcher.execute("CHECKPOINT")
+        lab.server.halt("immediate")
+        said = _ended(importer)
+    lab.server.start()
+    as_before = _tables(url) == before
+    again, same = _completed(lab, url)
+    passed = _one_clean_line(said, label) and as_before and same
+    return passed, f"{_said(said)}; restarted, as before: {as_before}; again: {again}; " + (
+        f"equal to one at a time: {same}"
+    )
+
+
+def _importer_killed(lab: Lab) -> tuple[bool, str]:
+    url, _ = lab.database("importer_killed")
+    _done(_import(url, lab.first))
+    before = _tables(url)
+    with _gate(url) as gate:
+        importer = _blocked_import(url, lab.rest)
+        importer.kill()
+        said = _ended(importer)
+        gate.commit()  # its backend, its client gone, now ends: its transaction rolled back
+    _until_alone(url)
+    as_before = _tables(url) == before
+    again, same = _completed(lab, url)
+    seen = f"exit {said.returncode}; as before: {as_before}; again: {again}; "
+    return as_before and same, seen + f"equal to one at a time: {same}"
+
+
+def _connection_lost(lab: Lab) -> tuple[bool, str]:
+    url, label = lab.database("connection_lost")
+    _done(_import(url, lab.first))
+    before = _tables(url)
+    with _gate(url) as gate:
+        importer = _blocked_import(url, lab.rest)
+        with closing(_watch(url)) as watcher:
+            (pid,) = _waiting(watcher)
+            watcher.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        said = _ended(importer)
+        gate.commit()
+    as_before = _tables(url) == before
+    again, same = _completed(lab, url)
+    passed = _one_clean_line(said, label) and as_before and same
+    return passed, f"{_said(said)}; as before: {as_before}; again: {again}; " + (
+        f"equal to one at a time: {same}"
+    )
+
+
+def _imports_at_once(lab: Lab) -> tuple[bool, str]:
+    """Both shards and the second again, released together: one takes the run's lock and
+    waits at the suites, the others wait for the run (a second import that did not would
+    load the run's rows as new beside the first's)."""
+    from simpler.history.store import open_store
+
+    url, _ = lab.database("at_once")
+    open_store(url).close()  # the tables, to hold one of them
+    with _gate(url) as gate:
+        importers = [_start_import(url, shard) for shard in (lab.first, lab.rest, lab.rest)]
+        _until_waiting(url, importers, count=len(importers))
+        gate.commit()
+    said = [_ended(importer) for importer in importers]
+    codes = [done.returncode for done in said]
+    errors = [line for done in said for line in done.stderr.strip().splitlines()[-1:]]
+    same = _tables(url) == lab.tables and _flaky(url) == lab.flaky
+    seen = f"exits {codes}; equal to one at a time: {same}"
+    return codes == [0, 0, 0] and same, seen + "".join(f"; {line}" for line in errors[:1])
+
+
+def _restarted_between_shards(lab: Lab) -> tuple[bool, str]:
+    url, _ = lab.database("restarted")
+    _done(_import(url, lab.first))
+    lab.server.halt("fast")
+    lab.server.start()
+    codes = [_import(url, lab.rest).returncode]
+    same = _tables(url) == lab.tables and _flaky(url) == lab.flaky
+    return codes == [0] and same, f"exit {codes[0]} after the restart; equal: {same}"
+
+
+# -- what the cells share -------------------------------------------------------------------
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("SIMPLER_HISTORY", None)
+    return env
+
+
+def _start_import(store: str, shard: Path) -> subprocess.Popen[str]:
+    argv = [sys.executable, "-m", "simpler", "history", "import", "--db", store, str(shard)]
+    return subprocess.Popen(
+        argv, cwd=ROOT, env=_env(), text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+
+
+def _import(store: str, shard: Path) -> subprocess.CompletedProcess[str]:
+    return _ended(_start_import(store, shard))
+
+
+def _ended(process: subprocess.Popen[str]) -> subprocess.CompletedProcess[str]:
+    stdout, stderr = process.communicate(timeout=DEADLINE_S)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def _done(imported: subprocess.CompletedProcess[str]) -> None:
+    if imported.returncode != 0:
+        raise RuntimeError(f"import exit {imported.returncode}: {imported.stderr.strip()}")
+
+
+def _completed(lab: Lab, url: str) -> tuple[str, bool]:
+    """Shard 2 imported again: its exit, and whether it exited 0 and the server holds what
+    one at a time gives (every table and the flaky scores)."""
+    again = _import(url, lab.rest)
+    same = _tables(url) == lab.tables and _flaky(url) == lab.flaky
+    return f"exit {again.returncode}", again.returncode == 0 and same
+
+
+def _flaky(store: str) -> Any:
+    shown = subprocess.run(
+        [sys.executable, "-m", "simpler", "history", "flaky", "--db", store, "--format", "json"],
+        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=DEADLINE_S,
+    )  # fmt: skip
+    _done(shown)
+    return json.loads(shown.stdout)
+
+
+def _tables(store: str | Path) -> Tables:
+    """Every table row for row, sorted here: the server's collation need not be SQLite's."""
+    if isinstance(store, Path):
+        with closing(sqlite3.connect(store)) as conn:
+            rows = {name: conn.execute(sql).fetchall() for name, sql in _TABLES.items()}
+    else:
+        with closing(_watch(store)) as server:
+            rows = {name: server.execute(sql).fetchall() for name, sql in _TABLES.items()}
+    return {name: sorted(map(tuple, found), key=repr) for name, found in rows.items()}
+
+
+def _said(said: subprocess.CompletedProcess[str]) -> str:
+    lines = said.stderr.strip().splitlines()
+    return f"exit {said.returncode}, {len(lines)} line(s): {lines[-1:]}"
+
+
+def _one_clean_line(said: subprocess.CompletedProcess[str], label: str) -> bool:
+    """Exit 3 and one line naming the server, no traceback, the password nowhere."""
+    lines = said.stderr.strip().splitlines()
+    printed = said.stdout + said.stderr
+    one_line = len(lines) == 1 and label in lines[0] and "Traceback" not in printed
+    return said.returncode == 3 and one_line and PASSWORD not in printed
+
+
+def _watch(url: str) -> Any:
+    import psycopg
+
+    return psycopg.connect(url, autocommit=True)
+
+
+@contextmanager
+def _gate(url: str) -> Iterator[Any]:
+    """``suite_tests`` held in an open transaction: reads pass, an import's write waits.
+    The caller commits to release it; a gate left open is rolled back on the way out."""
+    import psycopg
+
+    gate = psycopg.connect(url)
+    try:
+        gate.execute("LOCK TABLE suite_tests IN EXCLUSIVE MODE")
+        yield gate
+    finally:
+        with suppress(psycopg.Error):  # a killed server took the gate's connection with it
+            gate.close()
+
+
+def _blocked_import(url: str, shard: Path) -> subprocess.Popen[str]:
+    """An import of ``shard`` started and waiting at the held suites, its run's other rows
+    written inside its transaction."""
+    importer = _start_import(url, shard)
+    _until_waiting(url, [importer], count=1)
+    return importer
+
+
+def _waiting(watcher: Any) -> list[int]:
+    return [pid for (pid,) in watcher.execute(_WAITING).fetchall()]
+
+
+def _until_waiting(url: str, importers: list[subprocess.Popen[str]], *, count: int) -> None:
+    """Until ``count`` sessions wait for a lock; an importer that ends first fails the cell."""
+    deadline = time.monotonic() + DEADLINE_S
+    with closing(_watch(url)) as watcher:
+        while len(_waiting(watcher)) != count:
+            ended = [p for p in importers if p.poll() is not None]
+            if ended:
+                said = _ended(ended[0])
+                raise RuntimeError(f"an import ended before it waited: exit {said.returncode}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{len(_waiting(watcher))} of {count} imports wait")
+            time.sleep(0.02)  # polling what the server reports, not a guess at a time
+
+
+def _until_alone(url: str) -> None:
+    """Until no other session is left in the database (a killed importer's backend ends
+    when it next talks to its client, and rolls its transaction back)."""
+    deadline = time.monotonic() + DEADLINE_S
+    with closing(_watch(url)) as watcher:
+        while watcher.execute(_OTHERS).fetchone()[0]:
+            if time.monotonic() > deadline:
+                raise RuntimeError("a killed importer's session never ended")
+            time.sleep(0.02)  # polling what the server reports
