@@ -574,6 +574,9 @@ BENCHMARKS: dict[str, Callable[[int], list[Figure]]] = {
     "history_run": lambda repeats: _figures(
         "bench_history_run", "run_overhead_figures", min(repeats, 5)
     ),
+    # The history on a PostgreSQL server the section starts: its import against the file's,
+    # 8 importers at once, and flaky over 1M attempts (at most 3 repeats of the imports).
+    "history_server": lambda repeats: _figures("bench_history_server", "server_figures", repeats),
     "report": report_summary,
     "capacity": capacity_report,
     "plan": plan_registry,

@@ -28,12 +28,10 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager, suppress
+from contextlib import closing, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,32 +41,13 @@ from chaos_cells import Cell
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the tests' server helper, not a copy of it
 
+from history_tables import every_row, held_table, wait_for_waiters, wait_until_alone  # noqa: E402
 from postgres_server import PASSWORD, PostgresServer, find_server_bin, start_server  # noqa: E402
 
 __all__ = ["server_cells"]
 
 GROUP = "history server"
 DEADLINE_S = 60.0  # for a condition the server reports; each cell takes a few seconds
-# An import waiting for a lock: for the held table, or for its run that another import holds.
-_WAITING = (
-    "SELECT pid FROM pg_stat_activity "
-    "WHERE datname = current_database() AND wait_event_type = 'Lock'"
-)
-_OTHERS = (
-    "SELECT count(*) FROM pg_stat_activity "
-    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-)
-# Every table, less when a run was written (``imported``); the suites no run names left out
-# (a shard stored first names one that stays, unnamed, until a prune).
-_TABLES = {
-    "runs": 'SELECT run_id, "commit", branch, runner, platform, started, ended, complete, '
-    "exit_code, suite FROM runs",
-    "attempts": "SELECT * FROM attempts",
-    "verdicts": "SELECT * FROM verdicts",
-    "run_phases": "SELECT * FROM run_phases",
-    "suite_tests": "SELECT * FROM suite_tests WHERE suite IN (SELECT suite FROM runs)",
-}
-
 Tables = dict[str, list[tuple[Any, ...]]]
 
 
@@ -167,7 +146,7 @@ def _reference(lab: Lab) -> tuple[Tables, Any]:
     db = lab.folder / "one-at-a-time.db"
     for shard in (lab.first, lab.rest):
         _done(_import(str(db), shard))
-    return _tables(db), _flaky(str(db))
+    return every_row(db), _flaky(str(db))
 
 
 # -- the cells -----------------------------------------------------------------------------
@@ -176,8 +155,8 @@ def _reference(lab: Lab) -> tuple[Tables, Any]:
 def _server_killed(lab: Lab) -> tuple[bool, str]:
     url, label = lab.database("server_killed")
     _done(_import(url, lab.first))
-    before = _tables(url)
-    with _gate(url):
+    before = every_row(url)
+    with held_table(url, "suite_tests"):
         importer = _blocked_import(url, lab.rest)
         with closing(_watch(url)) as watcher:
             # The test server commits asynchronously (synchronous_commit=off): a checkpoint
@@ -186,7 +165,7 @@ def _server_killed(lab: Lab) -> tuple[bool, str]:
         lab.server.halt("immediate")
         said = _ended(importer)
     lab.server.start()
-    as_before = _tables(url) == before
+    as_before = every_row(url) == before
     again, same = _completed(lab, url)
     passed = _one_clean_line(said, label) and as_before and same
     return passed, f"{_said(said)}; restarted, as before: {as_before}; again: {again}; " + (
@@ -197,14 +176,14 @@ def _server_killed(lab: Lab) -> tuple[bool, str]:
 def _importer_killed(lab: Lab) -> tuple[bool, str]:
     url, _ = lab.database("importer_killed")
     _done(_import(url, lab.first))
-    before = _tables(url)
-    with _gate(url) as gate:
+    before = every_row(url)
+    with held_table(url, "suite_tests") as gate:
         importer = _blocked_import(url, lab.rest)
         importer.kill()
         said = _ended(importer)
         gate.commit()  # its backend, its client gone, now ends: its transaction rolled back
-    _until_alone(url)
-    as_before = _tables(url) == before
+    wait_until_alone(url)
+    as_before = every_row(url) == before
     again, same = _completed(lab, url)
     seen = f"exit {said.returncode}; as before: {as_before}; again: {again}; "
     return as_before and same, seen + f"equal to one at a time: {same}"
@@ -213,15 +192,15 @@ def _importer_killed(lab: Lab) -> tuple[bool, str]:
 def _connection_lost(lab: Lab) -> tuple[bool, str]:
     url, label = lab.database("connection_lost")
     _done(_import(url, lab.first))
-    before = _tables(url)
-    with _gate(url) as gate:
-        importer = _blocked_import(url, lab.rest)
+    before = every_row(url)
+    with held_table(url, "suite_tests") as gate:
+        importer = _start_import(url, lab.rest)
+        (pid,) = wait_for_waiters(url, [importer])  # waiting at the suites, in its transaction
         with closing(_watch(url)) as watcher:
-            (pid,) = _waiting(watcher)
             watcher.execute("SELECT pg_terminate_backend(%s)", (pid,))
         said = _ended(importer)
         gate.commit()
-    as_before = _tables(url) == before
+    as_before = every_row(url) == before
     again, same = _completed(lab, url)
     passed = _one_clean_line(said, label) and as_before and same
     return passed, f"{_said(said)}; as before: {as_before}; again: {again}; " + (
@@ -237,14 +216,14 @@ def _imports_at_once(lab: Lab) -> tuple[bool, str]:
 
     url, _ = lab.database("at_once")
     open_store(url).close()  # the tables, to hold one of them
-    with _gate(url) as gate:
+    with held_table(url, "suite_tests") as gate:
         importers = [_start_import(url, shard) for shard in (lab.first, lab.rest, lab.rest)]
-        _until_waiting(url, importers, count=len(importers))
+        wait_for_waiters(url, importers)
         gate.commit()
     said = [_ended(importer) for importer in importers]
     codes = [done.returncode for done in said]
     errors = [line for done in said for line in done.stderr.strip().splitlines()[-1:]]
-    same = _tables(url) == lab.tables and _flaky(url) == lab.flaky
+    same = every_row(url) == lab.tables and _flaky(url) == lab.flaky
     seen = f"exits {codes}; equal to one at a time: {same}"
     return codes == [0, 0, 0] and same, seen + "".join(f"; {line}" for line in errors[:1])
 
@@ -255,7 +234,7 @@ def _restarted_between_shards(lab: Lab) -> tuple[bool, str]:
     lab.server.halt("fast")
     lab.server.start()
     codes = [_import(url, lab.rest).returncode]
-    same = _tables(url) == lab.tables and _flaky(url) == lab.flaky
+    same = every_row(url) == lab.tables and _flaky(url) == lab.flaky
     return codes == [0] and same, f"exit {codes[0]} after the restart; equal: {same}"
 
 
@@ -293,7 +272,7 @@ def _completed(lab: Lab, url: str) -> tuple[str, bool]:
     """Shard 2 imported again: its exit, and whether it exited 0 and the server holds what
     one at a time gives (every table and the flaky scores)."""
     again = _import(url, lab.rest)
-    same = _tables(url) == lab.tables and _flaky(url) == lab.flaky
+    same = every_row(url) == lab.tables and _flaky(url) == lab.flaky
     return f"exit {again.returncode}", again.returncode == 0 and same
 
 
@@ -304,17 +283,6 @@ def _flaky(store: str) -> Any:
     )  # fmt: skip
     _done(shown)
     return json.loads(shown.stdout)
-
-
-def _tables(store: str | Path) -> Tables:
-    """Every table row for row, sorted here: the server's collation need not be SQLite's."""
-    if isinstance(store, Path):
-        with closing(sqlite3.connect(store)) as conn:
-            rows = {name: conn.execute(sql).fetchall() for name, sql in _TABLES.items()}
-    else:
-        with closing(_watch(store)) as server:
-            rows = {name: server.execute(sql).fetchall() for name, sql in _TABLES.items()}
-    return {name: sorted(map(tuple, found), key=repr) for name, found in rows.items()}
 
 
 def _said(said: subprocess.CompletedProcess[str]) -> str:
@@ -336,53 +304,9 @@ def _watch(url: str) -> Any:
     return psycopg.connect(url, autocommit=True)
 
 
-@contextmanager
-def _gate(url: str) -> Iterator[Any]:
-    """``suite_tests`` held in an open transaction: reads pass, an import's write waits.
-    The caller commits to release it; a gate left open is rolled back on the way out."""
-    import psycopg
-
-    gate = psycopg.connect(url)
-    try:
-        gate.execute("LOCK TABLE suite_tests IN EXCLUSIVE MODE")
-        yield gate
-    finally:
-        with suppress(psycopg.Error):  # a killed server took the gate's connection with it
-            gate.close()
-
-
 def _blocked_import(url: str, shard: Path) -> subprocess.Popen[str]:
     """An import of ``shard`` started and waiting at the held suites, its run's other rows
     written inside its transaction."""
     importer = _start_import(url, shard)
-    _until_waiting(url, [importer], count=1)
+    wait_for_waiters(url, [importer])
     return importer
-
-
-def _waiting(watcher: Any) -> list[int]:
-    return [pid for (pid,) in watcher.execute(_WAITING).fetchall()]
-
-
-def _until_waiting(url: str, importers: list[subprocess.Popen[str]], *, count: int) -> None:
-    """Until ``count`` sessions wait for a lock; an importer that ends first fails the cell."""
-    deadline = time.monotonic() + DEADLINE_S
-    with closing(_watch(url)) as watcher:
-        while len(_waiting(watcher)) != count:
-            ended = [p for p in importers if p.poll() is not None]
-            if ended:
-                said = _ended(ended[0])
-                raise RuntimeError(f"an import ended before it waited: exit {said.returncode}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{len(_waiting(watcher))} of {count} imports wait")
-            time.sleep(0.02)  # polling what the server reports, not a guess at a time
-
-
-def _until_alone(url: str) -> None:
-    """Until no other session is left in the database (a killed importer's backend ends
-    when it next talks to its client, and rolls its transaction back)."""
-    deadline = time.monotonic() + DEADLINE_S
-    with closing(_watch(url)) as watcher:
-        while watcher.execute(_OTHERS).fetchone()[0]:
-            if time.monotonic() > deadline:
-                raise RuntimeError("a killed importer's session never ended")
-            time.sleep(0.02)  # polling what the server reports

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from history_tables import every_row, held_table, wait_for_waiters
+from history_tables import every_row, held_table, wait_for_waiters, wait_until_alone
 from postgres_server import PASSWORD
 from processes import ROOT, python_m, run_python_m, simpler_env
 
@@ -90,7 +90,7 @@ def test_a_killed_import_leaves_its_run_as_it_was_and_the_next_completes_it(
         importer, _ = _import_held(postgres_url, stored_before)
         os.kill(importer.pid, signal.SIGKILL)  # a cancelled CI job: no clean-up of its own
         importer.communicate(timeout=60)
-    _wait_for_no_session_but_ours(postgres_url)
+    wait_until_alone(postgres_url)
     assert every_row(postgres_url) == before
     _completed_as_one_import_gives(postgres_url, stored_before, tmp_path)
 
@@ -111,18 +111,3 @@ def test_a_lost_connection_is_one_line_exit_3_and_the_next_import_completes_it(
     assert "127.0.0.1:" in lines[0] and PASSWORD not in out + err
     assert every_row(postgres_url) == before
     _completed_as_one_import_gives(postgres_url, stored_before, tmp_path)
-
-
-def _wait_for_no_session_but_ours(url: str) -> None:
-    """A killed client's transaction ends when the server sees its socket close: until then
-    its rows are not yet rolled back."""
-    import time
-
-    deadline = time.monotonic() + 60
-    with psycopg.connect(url, autocommit=True) as watcher:
-        while watcher.execute(
-            "SELECT count(*) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        ).fetchone() != (0,):
-            assert time.monotonic() < deadline, "the killed import's session never ended"
-            time.sleep(0.05)  # polling what the server reports
