@@ -33,7 +33,7 @@ from bench import Figure, _command_seconds
 
 from simpler.history.schema import connect
 from simpler.history.scores import SCORES_SQL, compute_scores
-from simpler.history.suites import record_suite
+from simpler.history.suites import record_suite, suite_of
 from simpler.history.window import select_window
 
 __all__ = ["BENCH_RUNS", "BENCH_TESTS", "fill_bench_db", "flaky_figures"]
@@ -109,8 +109,9 @@ def fill_bench_db(conn: sqlite3.Connection) -> int:
         "INSERT INTO verdicts (run_id, nodeid, outcome, attempts, cause) VALUES (?, ?, ?, ?, ?)",
         verdicts,
     )
+    suite = suite_of(nodeids)
     for run in runs:
-        record_suite(conn, run[0], nodeids)  # every run had every test
+        record_suite(conn, run[0], suite)  # every run had every test
     conn.execute("COMMIT")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return len(attempts)

@@ -3,7 +3,9 @@
 200 runs x 5,000 tests (a million test records, 1% of them failures, retries included), one
 report file per run as each CI job uploads it, imported into a fresh history database; the
 baseline is a bare ``json.loads`` of every line of the same files. The imports alternate
-with the baseline and the ratio of the medians is the figure.
+with the baseline and the ratio of the medians is the figure. Beside it, the import as a CI
+summary job pays for it (issue 34): the ``simpler history import`` process over 100 files
+of 2,000 tests, start-up and per-file costs included, against the same baseline.
 
 ``write_bench_reports`` and ``build_bench_db`` are shared with the benchmark of the queries
 that read such a database (``simpler history flaky``).
@@ -22,13 +24,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench import Figure
+from bench import Figure, _command_seconds
 
 __all__ = ["build_bench_db", "import_figures", "write_bench_reports"]
 
 RUNS = 200
 TESTS = 5_000
 IMPORT_GOAL = 2.0  # issue 24: at most 2x a bare json.loads of the same lines
+PROCESS_FILES = 100  # the process figure's report files, one run each (issue 34)
+PROCESS_TESTS = 2_000
 FAILURE_RATE = 0.01  # of the L2 tests: plain failures, device faults and their victims
 RESOURCE_TESTS = 20  # of the tests, one child each
 WORKERS = 8  # xdist workers, one device each
@@ -83,12 +87,7 @@ def import_figures(repeats: int) -> list[Figure]:
         size_mb = sum(path.stat().st_size for path in reports) / 1e6
 
         def parse() -> float:
-            started = time.perf_counter()
-            for path in reports:
-                with path.open("rb") as stream:
-                    for line in stream:
-                        json.loads(line)
-            return time.perf_counter() - started
+            return _parse_seconds(reports)
 
         def load(attempt: int) -> float:
             db = work / f"history-{attempt}.db"
@@ -112,6 +111,7 @@ def import_figures(repeats: int) -> list[Figure]:
             parse_times.append(parse())
     import_s, parse_s = statistics.median(import_times), statistics.median(parse_times)
     return [
+        process_figure(repeats),
         Figure(
             f"history import: {RUNS} runs x {TESTS:,} tests",
             import_s / parse_s,
@@ -119,8 +119,49 @@ def import_figures(repeats: int) -> list[Figure]:
             f"{import_s:.2f}s vs {parse_s:.2f}s (medians of {repeats}; {lines:,} lines, "
             f"{size_mb:.0f} MB in {len(reports)} files)",
             IMPORT_GOAL,
-        )
+        ),
     ]
+
+
+def process_figure(repeats: int) -> Figure:
+    """The import as a CI summary job runs it: one ``simpler history import`` process over
+    100 report files of 2,000 tests, its start-up and its per-file costs included, against a
+    bare ``json.loads`` of the same lines in one process."""
+    with tempfile.TemporaryDirectory(prefix="simpler-bench-import-process-") as folder:
+        work = Path(folder)
+        reports = write_bench_reports(work / "reports", runs=PROCESS_FILES, tests=PROCESS_TESTS)
+        command = [sys.executable, "-m", "simpler", "history", "import", *map(str, reports)]
+        command += ["--branch", "main", "--runner", "ci", "--db"]
+
+        def load(attempt: int) -> float:
+            seconds = _command_seconds([*command, str(work / f"history-{attempt}.db")])
+            for written in work.glob(f"history-{attempt}.db*"):
+                written.unlink()
+            return seconds
+
+        _parse_seconds(reports)  # the page cache, as any second reader finds it
+        load(-1)  # and the .pyc files
+        import_times, parse_times = [], []
+        for attempt in range(repeats):
+            import_times.append(load(attempt))
+            parse_times.append(_parse_seconds(reports))
+    import_s, parse_s = statistics.median(import_times), statistics.median(parse_times)
+    return Figure(
+        f"`simpler history import` process: {PROCESS_FILES} files x {PROCESS_TESTS:,} tests",
+        import_s / parse_s,
+        "a bare json.loads of every line of the same files, in one process",
+        f"{import_s:.2f}s vs {parse_s:.2f}s (medians of {repeats})",
+        IMPORT_GOAL,
+    )
+
+
+def _parse_seconds(reports: list[Path]) -> float:
+    started = time.perf_counter()
+    for path in reports:
+        with path.open("rb") as stream:
+            for line in stream:
+                json.loads(line)
+    return time.perf_counter() - started
 
 
 def _import_all(conn: Any, reports: list[Path]) -> None:

@@ -32,7 +32,7 @@ from simpler.history.parallel_read import read_in_order
 from simpler.history.parsed_run import PASSED_ONCE_COLUMNS, SHAPES, ReadRun, RunPart
 from simpler.history.run_meta import MetaSource, RunMeta, RunPhases, record_key
 from simpler.history.store.connection import Connection, transaction
-from simpler.history.suites import record_suite
+from simpler.history.suites import record_suite, suite_of
 from simpler.history.verdict_rows import (
     ATTEMPT_COLUMNS,
     INSERT_VERDICT,
@@ -135,6 +135,7 @@ def import_reports(
     meta = MetaSource(commit, branch, runner)
     files = [Path(path) for path in paths]
     read = partial(_read_report, only_run=only_run)
+    _tune_for_import(conn)
     with _without_cycle_collection():
         for parts, malformed in read_in_order(read, files):
             summary.files += 1
@@ -181,6 +182,7 @@ def import_records(
             if part is not None:
                 part.add(record)
         finished = [part.finish() for part in parts.values()]
+        _tune_for_import(conn)
         _store_parts(conn, finished, MetaSource(commit, branch, runner), summary)
     return summary
 
@@ -273,17 +275,20 @@ def _part_of(
     return part
 
 
-def _store_parts(
-    conn: Connection, parts: list[ReadRun], meta: MetaSource, summary: ImportSummary
-) -> None:
+def _tune_for_import(conn: Connection) -> None:
+    """Once per import, for this connection only (readers keep SQLite's defaults)."""
     # WAL without a sync per commit: a crash of the machine may lose the last runs imported
     # (import them again), never corrupt the database; a sync each run would dominate.
     conn.execute("PRAGMA synchronous = NORMAL")
     # A checkpoint (copying the log into the database, with a sync) every 40 MB rather than
-    # every 4 MB, and a 64 MB page cache: a backfill's commits then cost a tenth less. This
-    # connection only; readers keep SQLite's defaults.
+    # every 4 MB, and a 64 MB page cache: a backfill's commits then cost a tenth less.
     conn.execute("PRAGMA wal_autocheckpoint = 10000")
     conn.execute("PRAGMA cache_size = -65536")
+
+
+def _store_parts(
+    conn: Connection, parts: list[ReadRun], meta: MetaSource, summary: ImportSummary
+) -> None:
     for part in parts:
         new, written = _store_run(conn, part, meta)
         summary.attempts += written
@@ -315,15 +320,15 @@ def _store_run(conn: Connection, part: ReadRun, meta: MetaSource) -> tuple[bool,
         if held is None:  # a new run: nothing of it is stored, so its rows are loaded whole
             conn.insert_rows("verdicts", PASSED_ONCE_COLUMNS, part.passed_once)
             conn.insert_rows("verdicts", VERDICT_COLUMNS, part.other_verdicts)
-            nodeids = part.nodeids()
+            suite = part.suite
         else:
             # Attempts of other sources were stored under the run's earlier completeness.
             conn.execute(_RECAUSE, (phases.complete, run_id))
             conn.execute("DELETE FROM verdicts WHERE run_id = ?", (run_id,))
             verdicts = verdict_rows(run_id, conn.execute(_READ_BACK, (run_id,)))
             conn.executemany(INSERT_VERDICT, verdicts)
-            nodeids = [row[1] for row in verdicts]
-        record_suite(conn, run_id, nodeids)
+            suite = suite_of(row[1] for row in verdicts)
+        record_suite(conn, run_id, suite)
     return held is None, written
 
 

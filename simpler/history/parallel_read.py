@@ -55,12 +55,15 @@ def read_in_order(read: Callable[[Path], _Read], paths: Sequence[Path]) -> Itera
         max_workers=workers, mp_context=context, initializer=_die_with, initargs=(os.getpid(),)
     ) as pool:
         pending: deque[Future[_Read]] = deque()
-        queued = iter(paths)
+        queued = iter(paths[1:])
         try:
             for path in queued:
                 pending.append(pool.submit(read, path))
                 if len(pending) >= workers * _AHEAD_PER_WORKER:
                     break
+            # The first file is read here while the readers start (a fresh interpreter each,
+            # importing the importer: most of what one file's read costs), not waited for.
+            yield read(paths[0])
             while pending:
                 done = pending.popleft().result()
                 for path in queued:  # one in, one out

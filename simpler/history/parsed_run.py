@@ -18,6 +18,7 @@ from typing import Any
 
 from simpler.history.attribution import INFRA, Attempt, RunAttribution
 from simpler.history.run_meta import RunShape
+from simpler.history.suites import Suite, suite_of
 from simpler.history.verdict_rows import ATTEMPT_COLUMNS, verdict_rows
 from simpler.reporting.records import TestRecord, from_dict
 
@@ -55,15 +56,13 @@ class ReadRun:
     passed_once: list[Row]  # PASSED_ONCE_COLUMNS of each test that passed at its one attempt
     other_verdicts: list[Row]  # every other verdict_rows row, as if complete
     tested: tuple[float, float] | None  # the first and last attempt's record time
+    suite: Suite  # its tests, named here in the reader, off the writer's path
 
     def rows(self) -> list[Row]:
         """Every attempt with all of Attempt's fields, in key order (the slow way back)."""
         plain = [(*r[:6], None, None, *r[6:8], *_EMPTY_TAIL) for r in self.shaped["plain"]]
         placed = [(*r, *_EMPTY_TAIL) for r in self.shaped["placed"]]
         return sorted([*self.shaped["full"], *placed, *plain], key=_PRIMARY_KEY)
-
-    def nodeids(self) -> list[str]:
-        return [row[1] for row in self.passed_once] + [row[1] for row in self.other_verdicts]
 
     def incomplete(self) -> ReadRun:
         """The same run as stored when its report is incomplete: every failure is ``infra``."""
@@ -132,4 +131,5 @@ def _read_run(run_id: str, first: dict[str, Any], shape: RunShape, rows: Sequenc
             other.append(verdict)
     times = [row[_TS] for row in rows if row[_TS] is not None]
     tested = (min(times), max(times)) if times else None
-    return ReadRun(run_id, first, shape, shape_rows(rows), passed_once, other, tested)
+    tests = suite_of([row[1] for row in passed_once] + [row[1] for row in other])
+    return ReadRun(run_id, first, shape, shape_rows(rows), passed_once, other, tested, tests)

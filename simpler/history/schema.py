@@ -156,7 +156,9 @@ def connect(path: Path, *, create: bool = True) -> SqliteConnection:
                 f"history database {path} has schema {version}, newer than this simpler's "
                 f"{SCHEMA_VERSION}: upgrade simpler to read it"
             )
-        conn.execute("PRAGMA foreign_keys = ON")
+        # The foreign keys are declared, not enforced (SQLite's default): a check per row
+        # costs a new run's load a tenth, and guards nothing the import does not, which writes
+        # a run's rows in one transaction; they are deleted together (run_rows.py).
         _use_wal(conn)
         if version < SCHEMA_VERSION:
             _create(conn)

@@ -15,11 +15,12 @@ history prune`` drops it (deleting it at once could race an import adding it on 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable
+from typing import NamedTuple
 
 from simpler.history.store.connection import Connection
 
-__all__ = ["PRESENCE_CTE", "drop_unused_suites", "record_suite"]
+__all__ = ["PRESENCE_CTE", "Suite", "drop_unused_suites", "record_suite", "suite_of"]
 
 # The runs of each test in the window (``win``, simpler.history.window): the columns
 # ``nodeid`` and ``runs``, one row per test.
@@ -35,22 +36,33 @@ presence AS (
 )"""
 
 
-def record_suite(conn: Connection, run_id: str, nodeids: Sequence[str]) -> str:
-    """Name the run's suite, the tests of its verdicts (storing it if new); its name."""
+class Suite(NamedTuple):
+    """A run's tests, sorted, and the suite's name: the hash of them."""
+
+    name: str
+    tests: list[str]
+
+
+def suite_of(nodeids: Iterable[str]) -> Suite:
+    """The suite of these tests (a reader names a new run's, off the writer's path)."""
     tests = sorted(set(nodeids))
     joined = "\0".join(tests).encode("utf-8", "surrogatepass")
-    suite = hashlib.blake2b(joined, digest_size=16).hexdigest()
-    known = conn.execute("SELECT 1 FROM suite_tests WHERE suite = ? LIMIT 1", (suite,))
+    return Suite(hashlib.blake2b(joined, digest_size=16).hexdigest(), tests)
+
+
+def record_suite(conn: Connection, run_id: str, suite: Suite) -> str:
+    """Name the run's suite (storing it if new); its name."""
+    known = conn.execute("SELECT 1 FROM suite_tests WHERE suite = ? LIMIT 1", (suite.name,))
     if known.fetchone() is None:
         # On a server another import may be adding the same suite, unseen until it commits:
         # its rows are then skipped, not refused, and added in node id order by both, so the
         # second waits for the first at the first row instead of the two locking in a circle.
         conn.executemany(
             "INSERT INTO suite_tests (suite, nodeid) VALUES (?, ?) ON CONFLICT DO NOTHING",
-            ((suite, nodeid) for nodeid in tests),
+            ((suite.name, nodeid) for nodeid in suite.tests),
         )
-    conn.execute("UPDATE runs SET suite = ? WHERE run_id = ?", (suite, run_id))
-    return suite
+    conn.execute("UPDATE runs SET suite = ? WHERE run_id = ?", (suite.name, run_id))
+    return suite.name
 
 
 def drop_unused_suites(conn: Connection) -> None:

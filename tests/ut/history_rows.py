@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simpler.history.schema import connect
-from simpler.history.suites import record_suite
+from simpler.history.suites import record_suite, suite_of
 
 T0 = 1_750_000_000.0  # the first run's start; run i starts i hours later
 HOUR = 3600.0
@@ -116,7 +116,7 @@ def add_test(
     )
     # As the importer names the run's suite after its verdicts.
     held = conn.execute("SELECT nodeid FROM verdicts WHERE run_id = ?", (run_id,))
-    record_suite(conn, run_id, [nodeid for (nodeid,) in held])
+    record_suite(conn, run_id, suite_of(nodeid for (nodeid,) in held))
 
 
 def tries_for(mark: str, *, device: int = 0, message: str = "AssertionError: boom") -> list[Try]:

@@ -55,8 +55,8 @@ def test_the_runs_before_the_date_go_with_their_attempts_and_verdicts(
     assert prune_before(conn, T0) == PruneResult(0, 0)
 
 
-def test_the_cascade_runs_on_a_connection_that_had_foreign_keys_off(db: Path) -> None:
-    # SQLite's default: foreign keys off.
+def test_a_pruned_run_leaves_no_row_behind_with_foreign_keys_off(db: Path) -> None:
+    # SQLite's default, and the history's: no cascade to lean on.
     with closing(sqlite3.connect(db, isolation_level=None)) as conn:
         assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 0
         prune_before(conn, T0 + 2.5 * HOUR)
