@@ -11,8 +11,10 @@ device's.
 
 from __future__ import annotations
 
+import html
 import json
 import random
+import re
 import sqlite3
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +30,7 @@ from postgres_server import PASSWORD, PostgresServer
 from processes import python_m, run_python_m, simpler_env
 
 from simpler import report
+from simpler.history.store import is_server, store_label
 from simpler.scheduler.durations import load_measurements
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -312,8 +315,18 @@ def _answers(db: Path | str, out: Path) -> dict[str, str]:
         assert answered.returncode == 0, answered.stderr
         said[name] = answered.stdout.replace(str(out), "OUT")
     said["durations.json"] = (out / "durations.json").read_text()
+    said["html"] = _page(db, out / "history.html")
     assert f"release {STABLE[0]}" in said["release"]  # an answer worth comparing
     return said
+
+
+def _page(db: Path | str, out: Path) -> str:
+    """The history page, less what names the store and when the page was made."""
+    written = _simpler("history", "html", str(out), "--db", str(db))
+    assert written.returncode == 0, written.stderr
+    named = store_label(str(db)) if is_server(str(db)) else Path(db).name  # as the page names it
+    page = out.read_text().replace(html.escape(named), "STORE")
+    return re.sub(r"generated \d{4}-\d\d-\d\d \d\d:\d\d UTC", "generated WHEN", page)
 
 
 def test_a_server_holds_the_same_history_as_the_file(
