@@ -29,18 +29,24 @@ INSERT_VERDICT = "INSERT INTO verdicts ({}) VALUES ({})".format(
 def verdict_rows(run_id: str, attempts: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """The verdict rows of ``run_id`` from its attempts (ATTEMPT_COLUMNS), in node id order
     when the attempts come in node id order."""
-    final: dict[str, list[Any]] = {}  # nodeid -> [order, outcome, cause, count, quarantined]
+    # nodeid -> [the attempt (phase, ts, number), outcome, cause, count, quarantined]; most
+    # tests have one attempt, so an attempt is ranked only when a second one meets it.
+    final: dict[str, list[Any]] = {}
     for nodeid, phase, attempt, outcome, ts, cause, quarantined in attempts:
-        order = (phase_rank(phase), ts or 0.0, attempt)
         held = final.get(nodeid)
         if held is None:
-            final[nodeid] = [order, outcome, cause, 1, quarantined]
+            final[nodeid] = [(phase, ts, attempt), outcome, cause, 1, quarantined]
             continue
         held[3] += 1
         held[4] = held[4] or quarantined
-        if order > held[0]:
-            held[0], held[1], held[2] = order, outcome, cause
+        if _rank((phase, ts, attempt)) > _rank(held[0]):
+            held[0], held[1], held[2] = (phase, ts, attempt), outcome, cause
     return [
         (run_id, nodeid, outcome, count, cause, 1 if quarantined else 0)
         for nodeid, (_, outcome, cause, count, quarantined) in final.items()
     ]
+
+
+def _rank(attempt: tuple[str, float | None, int]) -> tuple[int, float, int]:
+    phase, ts, number = attempt
+    return phase_rank(phase), ts or 0.0, number
