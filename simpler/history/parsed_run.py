@@ -22,7 +22,7 @@ from simpler.history.suites import Suite, suite_of
 from simpler.history.verdict_rows import ATTEMPT_COLUMNS, verdict_rows
 from simpler.reporting.records import TestRecord, from_dict
 
-__all__ = ["PASSED_ONCE_COLUMNS", "SHAPES", "ReadRun", "RunPart", "shape_rows"]
+__all__ = ["SHAPES", "ReadRun", "RunPart", "shape_rows"]
 
 Row = tuple[Any, ...]
 # Attempts are written in three shapes: binding a None costs sqlite3 a failed adapter lookup,
@@ -33,9 +33,8 @@ SHAPES = {
     "placed": Attempt._fields[:10],
     "plain": Attempt._fields[:6] + Attempt._fields[8:10],  # no device, no runtime
 }
-# The verdict of most tests in most runs, passed at its one attempt: the columns left out
-# (no cause, not quarantined) take their defaults, as binding them would cost.
-PASSED_ONCE_COLUMNS = ("run_id", "nodeid", "outcome", "attempts")
+# The verdict of most tests in most runs, passed at its one attempt: the writer derives it
+# from the attempts it stored (importer.py), so it is neither sent nor bound row by row.
 _PASSED_ONCE = ("passed", 1, None, 0)
 _EMPTY_TAIL = (None,) * (len(Attempt._fields) - 10)
 # The attempts table's key order (the run id is one): written in it, each row lands after the
@@ -53,8 +52,7 @@ class ReadRun:
     first: dict[str, Any]  # names the source: the same in every copy of the file
     shape: RunShape
     shaped: dict[str, list[Row]]  # SHAPES' rows, in key order, causes as if complete
-    passed_once: list[Row]  # PASSED_ONCE_COLUMNS of each test that passed at its one attempt
-    other_verdicts: list[Row]  # every other verdict_rows row, as if complete
+    other_verdicts: list[Row]  # every verdict_rows row but those passed at one attempt
     tested: tuple[float, float] | None  # the first and last attempt's record time
     suite: Suite  # its tests, named here in the reader, off the writer's path
 
@@ -122,14 +120,14 @@ def shape_rows(rows: Sequence[Row]) -> dict[str, list[Row]]:
 
 
 def _read_run(run_id: str, first: dict[str, Any], shape: RunShape, rows: Sequence[Row]) -> ReadRun:
-    passed_once: list[Row] = []
+    passed_once: list[str] = []
     other: list[Row] = []
     for verdict in verdict_rows(run_id, map(_VERDICT_FIELDS, rows)):
         if verdict[2:] == _PASSED_ONCE:
-            passed_once.append(verdict[:4])
+            passed_once.append(verdict[1])
         else:
             other.append(verdict)
     times = [row[_TS] for row in rows if row[_TS] is not None]
     tested = (min(times), max(times)) if times else None
-    tests = suite_of([row[1] for row in passed_once] + [row[1] for row in other])
-    return ReadRun(run_id, first, shape, shape_rows(rows), passed_once, other, tested, tests)
+    tests = suite_of(passed_once + [row[1] for row in other])
+    return ReadRun(run_id, first, shape, shape_rows(rows), other, tested, tests)
