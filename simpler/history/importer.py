@@ -28,6 +28,8 @@ from json.scanner import make_scanner
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from simpler.history.parallel_read import read_in_order
 from simpler.history.parsed_run import SHAPES, ReadRun, RunPart
 from simpler.history.run_meta import MetaSource, RunMeta, RunPhases, record_key
@@ -199,14 +201,11 @@ def _read_report(path: Path, *, only_run: str | None) -> tuple[list[ReadRun], in
     parts: dict[str, RunPart] = {}
     malformed = records = 0
     # Once the file has shown it is a report, lines that cannot hold the run are not parsed.
-    wanted = dumps(only_run) if only_run else None  # the id as the writer encodes it
+    wanted = dumps(only_run).encode() if only_run else None  # the id as the writer encodes it
     last_run: object = None
     part: RunPart | None = None
     try:
-        with (
-            _without_cycle_collection(),
-            open(path, encoding="utf-8", errors="surrogateescape") as stream,
-        ):
+        with _without_cycle_collection(), open(path, "rb") as stream:
             for line in stream:
                 if wanted is not None and records and wanted not in line:
                     continue
@@ -234,12 +233,26 @@ def _read_report(path: Path, *, only_run: str | None) -> tuple[list[ReadRun], in
     return [part.finish() for part in parts.values()], malformed
 
 
-def _parse(line: str) -> dict[str, Any] | None:
+def _parse(line: bytes) -> dict[str, Any] | None:
     """The record on one line, or None for a torn, binary or foreign line (as parse_line).
 
-    json's own C scanner, called directly: ``json.loads`` adds two regular expressions and
-    three Python calls to every line, a fifth of the cost of the lines a report is made of.
+    orjson first: it reads the bytes as they are, in a third of the time json's scanner
+    takes, and refuses what is not one valid UTF-8 JSON value. What it refuses (two records
+    on a line, bytes that are not UTF-8, ``NaN``, an integer beyond 64 bits) is judged as
+    json would judge it.
     """
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return _parse_text(line.decode("utf-8", "surrogateescape"))
+    if type(record) is not dict or record.get("type") not in _TYPES:
+        return None
+    return record
+
+
+def _parse_text(line: str) -> dict[str, Any] | None:
+    """A line orjson refused, read with json's own C scanner, called directly
+    (``json.loads`` adds two regular expressions and three Python calls to every line)."""
     try:
         record, end = _scan(line, 0)
     except (ValueError, StopIteration):

@@ -325,6 +325,24 @@ def test_malformed_lines_are_counted_and_skipped(tmp_path: Path) -> None:
     assert dump(tmp_path / "h.db")["attempts"] == dump(tmp_path / "clean.db")["attempts"]
 
 
+def test_a_record_only_json_reads_is_still_a_record(tmp_path: Path) -> None:
+    # orjson refuses NaN, which json (and so the report's other readers) reads: such a
+    # line is judged by json's rules, not skipped as malformed.
+    report = hang_with_victims(Run(), reset_fails=True).write(tmp_path / "r.jsonl")
+    lines = report.read_text().splitlines(keepends=True)
+    tests = [n for n, line in enumerate(lines) if json.loads(line)["type"] == "test"]
+    record = json.loads(lines[tests[0]])
+    lines[tests[0]] = json.dumps({**record, "duration_s": float("nan")}) + "\n"
+    assert "NaN" in lines[tests[0]]
+    report.write_text("".join(lines))
+    summary = load(tmp_path / "h.db", report)
+    assert summary.malformed == 0
+    stored = rows(
+        tmp_path / "h.db", "SELECT nodeid FROM attempts WHERE nodeid = ?", record["nodeid"]
+    )
+    assert stored
+
+
 def test_one_run_of_a_long_report_file_can_be_imported_alone(tmp_path: Path) -> None:
     older = hang_with_victims(Run(), reset_fails=True)
     newer = retry_of_a_red_trigger(another_run(1))
