@@ -66,14 +66,6 @@ _UPSERT_ATTEMPT = {
     )
     for shape, columns in SHAPES.items()
 }
-# The verdict of most tests in most runs (passed at its one attempt, not quarantined) from
-# the attempts just stored, in the store: not sent from the reader nor bound row by row,
-# which cost the import a fifth. The other verdicts come from the reader (verdict_rows).
-_INSERT_PASSED_ONCE = """
-INSERT INTO verdicts (run_id, nodeid, outcome, attempts)
-SELECT ?, nodeid, 'passed', 1 FROM attempts WHERE run_id = ?
-GROUP BY nodeid HAVING count(*) = 1 AND min(outcome) = 'passed' AND max(quarantined) = 0
-"""
 _READ_BACK = "SELECT {} FROM attempts WHERE run_id = ? ORDER BY nodeid, phase, attempt".format(
     ", ".join(ATTEMPT_COLUMNS)
 )
@@ -339,7 +331,7 @@ def _store_run(conn: Connection, part: ReadRun, meta: MetaSource) -> tuple[bool,
         conn.executemany(_UPSERT_PHASE, phases.rows(run_id))
         written = _write_attempts(conn, part.shaped, new=held is None)
         if held is None:  # a new run: nothing of it is stored, so its rows are loaded whole
-            conn.execute(_INSERT_PASSED_ONCE, (run_id, run_id))
+            conn.insert_passed_once(run_id, part.passed_once)
             conn.insert_rows("verdicts", VERDICT_COLUMNS, part.other_verdicts)
             suite = part.suite
         else:

@@ -33,8 +33,8 @@ SHAPES = {
     "placed": Attempt._fields[:10],
     "plain": Attempt._fields[:6] + Attempt._fields[8:10],  # no device, no runtime
 }
-# The verdict of most tests in most runs, passed at its one attempt: the writer derives it
-# from the attempts it stored (importer.py), so it is neither sent nor bound row by row.
+# The verdict of most tests in most runs, passed at its one attempt: only its node id is
+# sent; each store writes such verdicts its fastest way (Connection.insert_passed_once).
 _PASSED_ONCE = ("passed", 1, None, 0)
 _EMPTY_TAIL = (None,) * (len(Attempt._fields) - 10)
 # The attempts table's key order (the run id is one): written in it, each row lands after the
@@ -52,7 +52,8 @@ class ReadRun:
     first: dict[str, Any]  # names the source: the same in every copy of the file
     shape: RunShape
     shaped: dict[str, list[Row]]  # SHAPES' rows, in key order, causes as if complete
-    other_verdicts: list[Row]  # every verdict_rows row but those passed at one attempt
+    passed_once: list[str]  # the tests that passed at their one attempt (not quarantined)
+    other_verdicts: list[Row]  # every other verdict_rows row
     tested: tuple[float, float] | None  # the first and last attempt's record time
     suite: Suite  # its tests, named here in the reader, off the writer's path
 
@@ -130,4 +131,4 @@ def _read_run(run_id: str, first: dict[str, Any], shape: RunShape, rows: Sequenc
     times = [row[_TS] for row in rows if row[_TS] is not None]
     tested = (min(times), max(times)) if times else None
     tests = suite_of(passed_once + [row[1] for row in other])
-    return ReadRun(run_id, first, shape, shape_rows(rows), other, tested, tests)
+    return ReadRun(run_id, first, shape, shape_rows(rows), passed_once, other, tested, tests)

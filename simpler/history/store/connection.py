@@ -1,9 +1,9 @@
 """What the importer and the readers need of a history connection, and a transaction on one.
 
 Both stores' connections provide it: SQLite's (``schema.SqliteConnection``, the stdlib
-connection with the two writes below) and the server's (``postgres.PgConnection``). The two
-writes are where the stores differ most: how one run's import keeps another import of the
-same run out, and how many new rows are loaded at once.
+connection with the writes below) and the server's (``postgres.PgConnection``). The writes
+are where the stores differ most: how one run's import keeps another import of the same run
+out, and how many new rows are loaded at once.
 """
 
 from __future__ import annotations
@@ -41,6 +41,11 @@ class Connection(Protocol):
         self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], /
     ) -> int:
         """Add rows whose keys the table cannot hold yet (a new run's); how many."""
+        ...
+
+    def insert_passed_once(self, run_id: str, nodeids: Sequence[str], /) -> None:
+        """The verdicts of a new run's tests that passed at their one attempt (most tests in
+        most runs), once its attempts are stored."""
         ...
 
     def close(self) -> None: ...

