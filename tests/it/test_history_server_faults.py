@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
@@ -81,33 +82,42 @@ def _completed_as_one_import_gives(url: str, report: Path, tmp_path: Path) -> No
     assert len(every_row(url)["runs"]) == 3
 
 
+def _end_mid_import(
+    url: str, report: Path, end: Callable[[int, int], None]
+) -> tuple[str, str, int]:
+    """The import of ``report`` held inside its transaction, ended there by ``end(its pid,
+    its server pid)``; what it printed and its exit. The run is then checked as it was."""
+    before = every_row(url)
+    assert before["runs"][0][7] == 0  # incomplete: the import below completes it
+    with held_table(url, "verdicts"):
+        importer, backend = _import_held(url, report)
+        end(importer.pid, backend)
+        out, err = importer.communicate(timeout=60)
+    wait_until_alone(url)  # a killed client's session ends once the server sees it gone
+    assert every_row(url) == before
+    return out, err, importer.returncode
+
+
 def test_a_killed_import_leaves_its_run_as_it_was_and_the_next_completes_it(
     postgres_url: str, stored_before: Path, tmp_path: Path
 ) -> None:
-    before = every_row(postgres_url)
-    assert before["runs"][0][7] == 0  # incomplete: the import below completes it
-    with held_table(postgres_url, "verdicts"):
-        importer, _ = _import_held(postgres_url, stored_before)
-        os.kill(importer.pid, signal.SIGKILL)  # a cancelled CI job: no clean-up of its own
-        importer.communicate(timeout=60)
-    wait_until_alone(postgres_url)
-    assert every_row(postgres_url) == before
+    def cancelled(pid: int, _: int) -> None:
+        os.kill(pid, signal.SIGKILL)  # a cancelled CI job: no clean-up of its own
+
+    _end_mid_import(postgres_url, stored_before, cancelled)
     _completed_as_one_import_gives(postgres_url, stored_before, tmp_path)
 
 
 def test_a_lost_connection_is_one_line_exit_3_and_the_next_import_completes_it(
     postgres_url: str, stored_before: Path, tmp_path: Path
 ) -> None:
-    before = every_row(postgres_url)
-    assert before["runs"][0][7] == 0  # incomplete: the import below completes it
-    with held_table(postgres_url, "verdicts"):
-        importer, backend = _import_held(postgres_url, stored_before)
+    def cut_off(_: int, backend: int) -> None:
         with psycopg.connect(postgres_url, autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", (backend,))
-        out, err = importer.communicate(timeout=60)
-    assert importer.returncode == 3, err
+
+    out, err, code = _end_mid_import(postgres_url, stored_before, cut_off)
+    assert code == 3, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err, err
     assert "127.0.0.1:" in lines[0] and PASSWORD not in out + err
-    assert every_row(postgres_url) == before
     _completed_as_one_import_gives(postgres_url, stored_before, tmp_path)
