@@ -48,7 +48,6 @@ RUNS_PER_IMPORTER = 10
 TESTS_PER_RUN = 2_000  # the importers' runs: smaller, so 8 x 10 of them stay quick
 SPEED_UP_GOAL = 3.0  # 8 importers' runs per second against one's, on 8 cores or more
 SHARED_GOAL = 1.2  # 8 importers into one database against 8 into databases of their own
-FLAKY_SECONDS_GOAL = 1.0
 
 
 def server_figures(repeats: int) -> list[Figure]:
@@ -195,7 +194,7 @@ def _at_once(urls: list[str], shares: list[list[Path]]) -> float:
 
 
 def _flaky_figure(server: PostgresServer, work: Path, repeats: int) -> Figure:
-    from bench_history_flaky import fill_bench_db
+    from bench_history_flaky import command_figure, fill_bench_db
 
     from simpler.history.copy import copy_history
     from simpler.history.store import open_store
@@ -212,16 +211,7 @@ def _flaky_figure(server: PostgresServer, work: Path, repeats: int) -> Figure:
     finally:
         source.close()
         target.close()
-    command = [sys.executable, "-m", "simpler", "history", "flaky", "--db", url]
-    _command_seconds(command)  # the server's cache and .pyc files, as any second run finds
-    command_s = statistics.median(_command_seconds(command) for _ in range(repeats))
-    return Figure(
-        f"history flaky on a server: {attempts / 1e6:.1f}M attempts in {FLAKY_SECONDS_GOAL:g} s",
-        command_s / FLAKY_SECONDS_GOAL,
-        f"{FLAKY_SECONDS_GOAL:g} second",
-        f"`simpler history flaky --db URL` {command_s:.3f}s (median of {repeats}, a process each)",
-        1.0,
-    )
+    return command_figure(url, attempts, repeats, " on a server")
 
 
 if __name__ == "__main__":
