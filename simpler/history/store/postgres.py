@@ -1,7 +1,9 @@
 """The history on a PostgreSQL server (psycopg 3, the ``postgres`` extra).
 
 The same tables as the SQLite file (``schema.py``), with the types PostgreSQL spells
-otherwise (``REAL`` is 4 bytes there: times and durations are ``DOUBLE PRECISION``). The
+otherwise (``REAL`` is 4 bytes there: times and durations are ``DOUBLE PRECISION``), text
+compared byte by byte as SQLite compares it, and no foreign keys (``_postgres_ddl``). Many
+importers may write at once (``lock_run``); new rows are loaded with ``COPY``. The
 schema version is the one row of ``simpler_schema``; the tables are made and an older schema
 upgraded in one transaction under an advisory lock, so two first imports at once make them
 once. The importer's and readers' SQL arrives in the dialect the stores share and is turned
