@@ -140,7 +140,7 @@ class SqliteConnection(sqlite3.Connection):
 
     def insert_passed_once(self, run_id: str, nodeids: Sequence[str], /) -> None:
         """Derived here from the attempts just stored, not bound row by row: the same rows
-        (one attempt, passed, not quarantined) in a fifth of the import's writing time."""
+        (one attempt, passed, not quarantined), and a fifth less of the import's writing."""
         self.execute(_INSERT_PASSED_ONCE, (run_id, run_id))
 
 
