@@ -24,6 +24,7 @@ from simpler.history.store import (
     open_store,
     store_label,
     store_ref,
+    store_title,
 )
 from simpler.history.window import Window, select_window
 from simpler.usage import OneLineParser, UsageError, one_line_exit, positive_int, positive_number
@@ -148,10 +149,7 @@ def _dispatch(args: HistoryOptions) -> int:
     path = store_ref(args.db)
     if args.command == "import":
         return _import(args, path)
-    if (
-        not is_server(path) and not Path(path).is_file()
-    ):  # a name mistyped, or nothing imported yet: the user's to fix
-        raise UsageError(f"{PROG}: no history database {path} (simpler history import makes one)")
+    _require_history(path, f"{PROG}", "(simpler history import makes one)")
     if args.command == "prune":
         return _prune(args, path)
     conn = open_store(path, create=False)
@@ -173,6 +171,13 @@ def _dispatch(args: HistoryOptions) -> int:
 
 def _window(args: HistoryOptions) -> Window:
     return select_window(window_days=args.window, last_runs=args.runs, branch=args.branch)
+
+
+def _require_history(ref: str, prog: str, hint: str = "") -> None:
+    """A history file that is not there: a name mistyped, or nothing imported yet, the user's
+    to fix (exit 2). A server is asked when it is opened."""
+    if not is_server(ref) and not Path(ref).is_file():
+        raise UsageError(f"{prog}: no history database {ref}" + (f" {hint}" if hint else ""))
 
 
 def _import(args: HistoryOptions, path: str) -> int:
@@ -223,9 +228,7 @@ def _durations(args: HistoryOptions, conn: Connection) -> int:
 def _html(args: HistoryOptions, conn: Connection, path: str) -> int:
     from simpler.history.page_data import write_page
 
-    # The page names a file by its name, a server by its host and database.
-    name = store_label(path) if is_server(path) else Path(path).name
-    write_page(conn, args.out, source=name, window=_window(args))
+    write_page(conn, args.out, source=store_title(path), window=_window(args))
     print(f"{PROG}: page -> {args.out}")
     return EXIT_OK
 
@@ -233,8 +236,7 @@ def _html(args: HistoryOptions, conn: Connection, path: str) -> int:
 def _copy(args: HistoryOptions) -> int:
     from simpler.history.copy import copy_history
 
-    if not is_server(args.source) and not Path(args.source).is_file():
-        raise UsageError(f"{PROG} copy: no history database {args.source}")
+    _require_history(args.source, f"{PROG} copy")
     source = open_store(args.source, create=False)
     try:
         target = open_store(args.target)

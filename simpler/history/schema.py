@@ -200,10 +200,12 @@ def _use_wal(conn: sqlite3.Connection) -> None:
         time.sleep(0.01)
 
 
-def _create(conn: sqlite3.Connection) -> None:
+def _create(conn: SqliteConnection) -> None:
+    # Imported here: the store package imports this module first.
+    from simpler.history.store.connection import transaction
+
     # One immediate transaction: two first imports at once make the tables once.
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version == 1:  # the tables are there; schema 2 only adds a column
             conn.execute("ALTER TABLE run_phases ADD COLUMN duration_s REAL")
@@ -212,7 +214,3 @@ def _create(conn: sqlite3.Connection) -> None:
                 if statement.strip():
                     conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise

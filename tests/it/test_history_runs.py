@@ -30,7 +30,7 @@ from postgres_server import PASSWORD, PostgresServer
 from processes import python_m, run_python_m, simpler_env
 
 from simpler import report
-from simpler.history.store import is_server, store_label
+from simpler.history.store import store_title
 from simpler.scheduler.durations import load_measurements
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -324,8 +324,7 @@ def _page(db: Path | str, out: Path) -> str:
     """The history page, less what names the store and when the page was made."""
     written = _simpler("history", "html", str(out), "--db", str(db))
     assert written.returncode == 0, written.stderr
-    named = store_label(str(db)) if is_server(str(db)) else Path(db).name  # as the page names it
-    page = out.read_text().replace(html.escape(named), "STORE")
+    page = out.read_text().replace(html.escape(store_title(str(db))), "STORE")
     return re.sub(r"generated \d{4}-\d\d-\d\d \d\d:\d\d UTC", "generated WHEN", page)
 
 

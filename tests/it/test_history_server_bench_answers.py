@@ -16,7 +16,7 @@ from history_tables import every_row
 
 from simpler.history.command import main
 from simpler.history.importer import import_reports
-from simpler.history.store import is_server, open_store, store_label
+from simpler.history.store import open_store, store_label, store_title
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 from bench_history_import import write_bench_reports
@@ -65,8 +65,7 @@ def _answers(store: str, out: Path, capsys: pytest.CaptureFixture[str]) -> dict[
     assert failing, "the bench's history has failures to show"
     answers["show"] = said("show", failing[0])
     answers["durations.json"] = (out / "durations.json").read_text()
-    named = store_label(store) if is_server(store) else Path(store).name  # as the page names it
-    page = (out / "history.html").read_text().replace(html.escape(named), "DB")
+    page = (out / "history.html").read_text().replace(html.escape(store_title(store)), "DB")
     answers["page"] = re.sub(r"generated [-\d: ]+UTC", "generated WHEN", page)
     return answers
 

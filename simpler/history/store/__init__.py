@@ -14,7 +14,7 @@ from pathlib import Path
 
 from simpler.history.schema import DEFAULT_DB, HistoryUnusable
 from simpler.history.store.connection import Connection
-from simpler.history.store.url import BadStoreUrl, is_server, store_label
+from simpler.history.store.url import BadStoreUrl, is_server, store_label, store_title
 
 __all__ = [
     "BadStoreUrl",
@@ -24,6 +24,7 @@ __all__ = [
     "open_store",
     "store_label",
     "store_ref",
+    "store_title",
 ]
 
 

@@ -8,11 +8,19 @@ Only ``postgresql://`` and ``postgres://`` select a server: a path with a colon 
 from __future__ import annotations
 
 import re
+from pathlib import PurePath
 from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
 from simpler.usage import UsageError
 
-__all__ = ["BadStoreUrl", "ServerUrl", "is_server", "parse_server_url", "store_label"]
+__all__ = [
+    "BadStoreUrl",
+    "ServerUrl",
+    "is_server",
+    "parse_server_url",
+    "store_label",
+    "store_title",
+]
 
 _SCHEMES = ("postgresql", "postgres")
 # libpq takes the password in the query string too: masked there as in the user part.
@@ -73,3 +81,8 @@ def store_label(ref: str) -> str:
         userinfo = userinfo.split(":", 1)[0] + ":***"
     hostpart = _QUERY_PASSWORD.sub(r"\1***", hostpart)
     return f"{scheme}://{userinfo}{at}{hostpart}"
+
+
+def store_title(ref: str) -> str:
+    """How a page titles a history: a file by its name, a server by its masked URL."""
+    return store_label(ref) if is_server(ref) else PurePath(ref).name
