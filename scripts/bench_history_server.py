@@ -72,13 +72,9 @@ def _fresh(server: PostgresServer) -> Callable[[], str]:
     made: list[str] = []
 
     def fresh() -> str:
-        import psycopg
-
-        with psycopg.connect(server.url(), autocommit=True) as admin:
-            for name in made:
-                admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        made[:] = [f"bench_{time.time_ns()}"]
-        return server.create_database(made[0])
+        _drop(server, made)
+        made[:] = [server.create_database(f"bench_{time.time_ns()}")]
+        return made[0]
 
     return fresh
 
@@ -164,11 +160,12 @@ def _busy_cores(before: Any, after: Any, seconds: float) -> float:
     return busy / seconds
 
 
-def _drop(server: PostgresServer, names: list[str]) -> None:
+def _drop(server: PostgresServer, urls: list[str]) -> None:
+    """Drop the databases these URLs name."""
     import psycopg
 
     with psycopg.connect(server.url(), autocommit=True) as admin:
-        for url in names:
+        for url in urls:
             admin.execute(f'DROP DATABASE IF EXISTS "{url.rpartition("/")[2]}"')
 
 
