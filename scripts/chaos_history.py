@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from chaos_cells import Cell
 from chaos_history_server import server_cells
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,8 +37,6 @@ _MARK = "CHAOS_HISTORY_IMPORT"
 COPIES = 300  # runs in the killed backfill: enough that the kill lands mid-way
 
 __all__ = ["history_cells"]
-
-Cell = tuple[str, bool | None, str]  # name, passed (None: skipped), what was seen
 
 
 def history_cells(workdir: Path, platform: str = "a5sim") -> list[Cell]:
