@@ -20,6 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from chaos_cells import Cell
 from chaos_processes import no_leftovers, signal_mid_resource_phase
 
 from simpler.reporting.report_file import read_records
@@ -30,8 +31,6 @@ __all__ = ["fleet_cells"]
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = "scripts/chaos_suite"
 KILLED_TEST = f"{SUITE}/test_chaos_resource.py::test_child_fault"
-
-Cell = tuple[str, bool, str]  # name, passed, what was seen
 
 
 def fleet_cells(workdir: Path) -> list[Cell]:
