@@ -95,18 +95,6 @@ def _flaky(db: Path | str) -> list[dict[str, Any]]:
     return scores
 
 
-def _tables(db: Path) -> dict[str, list[tuple[Any, ...]]]:
-    with sqlite3.connect(db) as conn:
-        return {
-            "runs": conn.execute(
-                'SELECT run_id, "commit", branch, runner, started, ended, complete, exit_code '
-                "FROM runs ORDER BY run_id"
-            ).fetchall(),
-            "attempts": conn.execute("SELECT * FROM attempts ORDER BY 1, 2, 3, 4").fetchall(),
-            "verdicts": conn.execute("SELECT * FROM verdicts ORDER BY 1, 2").fetchall(),
-        }
-
-
 @pytest.fixture(scope="module")
 def history(reports: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("history") / "history.db"
@@ -123,8 +111,8 @@ def test_any_order_and_twice_give_the_same_table(
     _import(again, shuffled)
     _import(again, list(reversed(reports)))
     assert _flaky(again) == _flaky(history)
-    assert _tables(again) == _tables(history)
-    assert len(_tables(again)["runs"]) == RUNS
+    assert every_row(again) == every_row(history)
+    assert len(every_row(again)["runs"]) == RUNS
 
 
 def test_the_victim_is_stable_and_its_failures_were_the_device(history: Path) -> None:
