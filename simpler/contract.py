@@ -17,6 +17,7 @@ __all__ = [
     "EXIT_USAGE",
     "FAILED_OUTCOMES",
     "GREEN_OUTCOMES",
+    "NO_DEVICE_SPEC",
     "OUTCOME_ORDER",
     "PASSING_OUTCOMES",
     "PHASE_ORDER",
@@ -88,6 +89,11 @@ USAGE_ERROR_KEY = "usage_error"
 # learned durations to judge by, and starts no test that cannot end by then.
 DEADLINE_AT_ENV = "SIMPLER_DEADLINE_AT"
 DURATIONS_ENV = "SIMPLER_DURATIONS"
+
+# The device spec of a process that holds no device (an isolated unit whose tests use none):
+# its argv's ``--simpler-device`` and its ``SIMPLER_DEVICES``. A test in it that asks for a
+# device fails saying so, never shares a card.
+NO_DEVICE_SPEC = "none"
 
 # CSI sequences (colours, cursor moves) and OSC sequences (titles, links) a test may print.
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")

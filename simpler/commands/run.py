@@ -45,7 +45,16 @@ def add_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     )
     run.add_argument("--fail-on-flaky", action="store_true")
     run.add_argument("--fail-if-nothing-ran", action="store_true", help=NOTHING_RAN_HELP)
-    run.add_argument("-j", "--max-parallel", type=positive_int)
+    run.add_argument(
+        "-j",
+        "--jobs",
+        "--max-parallel",
+        dest="jobs",
+        type=positive_int,
+        metavar="N",
+        help="processes to keep busy at once, apart from the devices, which are never shared "
+        "(default: $SIMPLER_JOBS, else the CPU count)",
+    )
     run.add_argument("--no-recovery", action="store_true", help="never reset a poisoned worker")
     run.add_argument("--tail-lines", type=positive_int, default=80)
     run.add_argument(

@@ -69,7 +69,6 @@ def inspect_suite(
         hook = bool(description.get("runner_hook"))
         fork = description.get("fork_children") is not False
         parsed = PytestArgs.read(description, pytest_args)
-        _check_workers(parsed, devices)
         if listed is None:
             return SuiteInspection(parsed, runner_hook=hook, fork_children=fork)
         _check_hook_answers(listed)
@@ -105,16 +104,6 @@ def _check_hook_answers(listed: Path) -> None:
     refused = json.loads(listed.read_text())
     if isinstance(refused, dict) and USAGE_ERROR_KEY in refused:
         raise ValueError(str(refused[USAGE_ERROR_KEY]))
-
-
-def _check_workers(parsed: PytestArgs, devices: list[int]) -> None:
-    """The CLI read ``-n`` by its text before anything started; pytest's parser decides."""
-    wanted = parsed.numprocesses
-    if wanted is not None and wanted.isdigit() and int(wanted) > len(devices):
-        raise ValueError(
-            f"{wanted} parallel workers asked for (-n), but --device names {len(devices)} "
-            "device(s); a device is never shared"
-        )
 
 
 def _suite(entries: list[dict[str, Any]]) -> SuiteListing:

@@ -29,15 +29,15 @@ class RunContext:
     devices: list[int]
     report: Path
     run_id: str
+    # The processes the run keeps busy at once (-j), apart from the devices: a test that uses
+    # no device takes any slot, one that uses a device a slot and its device.
+    slots: int = 1
     pytest_args: PytestArgs = field(default_factory=PytestArgs)  # the user's, read by pytest
     # What the user asked (flags the phases read as typed: --policy, --job-timeout, ...);
     # a context a test builds has the defaults.
     options: RunOptions = field(default_factory=lambda: RunOptions("", "", ""))
     resource_tests: list[ResourceTest] | None = None  # collected up front by the CLI
     l2_files: list[str] | None = None  # this shard's L2 files; None: the user's selection
-    # The L2 passes with tests ("pooled": under xdist on the devices, "plain": the tests that
-    # use no device, with the user's own flags); None: not collected up front, one pass.
-    l2_parts: tuple[str, ...] | None = None
     # The L2 tests this run (this shard) is to run, and those of them that use no device;
     # None: not collected up front. Written into the L2 phase's start record as its plan.
     l2_tests: list[str] | None = None
@@ -53,6 +53,8 @@ class RunContext:
     isolate: str | None = None  # --isolate file|test: each L2 file or test in a process of its own
     children: ChildStarts = field(default_factory=lambda: ChildStarts("", project_allows=False))
     cut_by_deadline: set[str] = field(default_factory=set)  # phases the deadline stopped
+    # Per phase, the most processes it ran at once (its end record and summary line say it).
+    phase_slots: dict[str, int] = field(default_factory=dict)
     # Follows the report file: each look reads only what was appended since the last one.
     _follower: ReportFollower | None = field(default=None, init=False, repr=False, compare=False)
 

@@ -3,7 +3,9 @@ process of its own, so that no test sees what another left in its process.
 
 A unit whose tests use a pooled device worker takes a device from the scheduler, as a
 Resource job does, and its tests share nothing with another unit's; the units that use no
-device run ``-j N`` at a time. Longest first, on the learned durations. One report, one
+device take any slot. At most ``-j N`` processes at once, the devices apart: on one card and
+eight slots, the card's units run one at a time beside seven units of no device. Longest
+first, on the learned durations. One report, one
 summary, pytest's verdicts: each process writes its tests' records as the L2 pass would. A
 crash or a hang ends one unit's process, never the run: its child record names it and the
 tests it never reported count as not run. (The Resource tests are isolated already: each
@@ -13,9 +15,7 @@ runs in a child of its own in the Resource phase.)
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 from simpler.ci.child_output import announce
 from simpler.contract import EXIT_FAILED, EXIT_OK
@@ -29,7 +29,6 @@ from simpler.reporting.nodeids import file_of
 from simpler.scheduler.durations import load_durations
 from simpler.scheduler.executor import ExecutorOptions
 from simpler.scheduler.jobs import Job, JobResult
-from simpler.scheduler.locks import DeviceLocks
 
 __all__ = ["ISOLATE_MODES", "isolated_l2_phase"]
 
@@ -49,12 +48,7 @@ def isolated_l2_phase(ctx: RunContext) -> int:
     if not units:
         return EXIT_OK
     learned = load_durations(ctx.durations_file)
-    on_devices = [_job(ctx, u, learned, device=True) for u in units if u.needs_device]
-    no_device = [_job(ctx, u, learned, device=False) for u in units if not u.needs_device]
-    results = _execute(ctx, on_devices, ctx.devices, device_env=True) if on_devices else []
-    if no_device and not ctx.cut_by_deadline:
-        slots = list(range(ctx.options.max_parallel or len(ctx.devices)))
-        results += _execute(ctx, no_device, slots, device_env=False)
+    results = _execute(ctx, [_job(ctx, unit, learned) for unit in units])
     failed = [r for r in results if not r.ok and not r.extra.get("deadline")]
     return max((phase_exit(r.returncode) if r.returncode is not None else EXIT_FAILED
                 for r in failed), default=EXIT_OK)  # fmt: skip
@@ -73,19 +67,21 @@ def _units(ctx: RunContext) -> list[_Unit]:
     ]
 
 
-def _job(ctx: RunContext, unit: _Unit, learned: dict[str, float], *, device: bool) -> Job:
+def _job(ctx: RunContext, unit: _Unit, learned: dict[str, float]) -> Job:
+    # A unit of no device is told it holds none ("none"): a test in it that asks for a device
+    # after all fails saying so, never shares a card.
     call = phase_call(
         ctx,
         "l2",
-        None if device else ctx.devices,
+        None,
         attempt=1,
         extra=l2_plugin_flags(ctx),
         user_args=[*undistributed_options(ctx.pytest_args), *unit.tests],
     )
     env = {**call.env, **coverage_env(ctx, _coverage_label(unit.name)), **deadline_env(ctx)}
-    return Job(
-        unit.name, 1, tuple(call.argv), _estimate(ctx, unit, learned), env=tuple(env.items())
-    )
+    devices = 1 if unit.needs_device else 0
+    estimate = _estimate(ctx, unit, learned)
+    return Job(unit.name, devices, tuple(call.argv), estimate, env=tuple(env.items()))
 
 
 def _estimate(ctx: RunContext, unit: _Unit, learned: dict[str, float]) -> float | None:
@@ -98,29 +94,25 @@ def _estimate(ctx: RunContext, unit: _Unit, learned: dict[str, float]) -> float 
     return seconds * len(unit.tests) / max(1, in_file)
 
 
-def _execute(
-    ctx: RunContext, jobs: list[Job], pool: list[int], *, device_env: bool
-) -> list[JobResult]:
-    with tempfile.TemporaryDirectory(prefix="simpler-slots-") as slots:
-        options = ExecutorOptions(
-            # Longest first on what was learned; a unit never measured is judged by nothing
-            # else, and the deadline does not keep it from starting.
-            estimate=lambda job: job.est_s or 0.0,
-            job_timeout_s=ctx.options.job_timeout,
-            tail_lines=ctx.options.tail_lines,
-            log_dir=ctx.report.parent / "logs",
-            env={**os.environ, **quarantine_env(ctx.test_quarantine)},
-            on_finish=lambda result: _finished(ctx, result, on_device=device_env),
-            # Units with no device take a slot, not a card: their own locks, no SIMPLER_DEVICES.
-            locks=None if device_env else DeviceLocks(Path(slots)),
-            device_env=device_env,
-            deadline_s=ctx.deadline.left_s() if ctx.deadline is not None else None,
-            launcher=ctx.children.launcher,
-        )
-        return execute_for_phase(
-            ctx, "l2", jobs, pool, options,
-            coverage_label=lambda result: _coverage_label(result.label),
-        ).results  # fmt: skip
+def _execute(ctx: RunContext, jobs: list[Job]) -> list[JobResult]:
+    options = ExecutorOptions(
+        # Longest first on what was learned; a unit never measured is judged by nothing
+        # else, and the deadline does not keep it from starting.
+        estimate=lambda job: job.est_s or 0.0,
+        job_timeout_s=ctx.options.job_timeout,
+        tail_lines=ctx.options.tail_lines,
+        log_dir=ctx.report.parent / "logs",
+        env={**os.environ, **quarantine_env(ctx.test_quarantine)},
+        on_finish=lambda result: _finished(ctx, result),
+        deadline_s=ctx.deadline.left_s() if ctx.deadline is not None else None,
+        slots=ctx.slots,
+        launcher=ctx.children.launcher,
+    )
+    execution = execute_for_phase(
+        ctx, "l2", jobs, ctx.devices, options,
+        coverage_label=lambda result: _coverage_label(result.label),
+    )  # fmt: skip
+    return execution.results
 
 
 def _coverage_label(unit: str) -> str:
@@ -128,9 +120,7 @@ def _coverage_label(unit: str) -> str:
     return f"isolated {unit}"
 
 
-def _finished(ctx: RunContext, result: JobResult, *, on_device: bool) -> None:
-    if not on_device:
-        result.devices = []  # it held a slot of -j, not a card
+def _finished(ctx: RunContext, result: JobResult) -> None:
     result_ended(ctx, result, _coverage_label(result.label))
     if result.extra.get("not_run"):  # the deadline or a signal kept it from starting
         print(f"simpler: {result.label}: {result.extra['not_run']}", flush=True)

@@ -1,67 +1,93 @@
-"""The L2 phase: the pooled tests under xdist, one device per xdist worker (``gwN`` -> Nth)."""
+"""The L2 phase: one pytest session over the run's slots, the devices apart.
+
+``-j N`` slots (the CPU count by default) are xdist workers; the first of them, one per
+device, hold a device each (``gwN`` -> a device of its own), the rest hold none. Told which
+tests use no device (the up-front collection's), the session's scheduler sends the tests
+that use the pooled worker only to a worker that holds a device, and the rest anywhere: on one
+card and eight cores the card's tests run one at a time while seven processes run the others.
+"""
 
 from __future__ import annotations
 
-from collections import Counter
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 from simpler.contract import EXIT_OK
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.isolated import isolated_l2_phase
-from simpler.orchestrator.pytest_args import l2_user_args, l2_xdist_flags
+from simpler.orchestrator.pytest_args import AUTO_WORKERS, l2_user_args, l2_xdist_flags
 from simpler.orchestrator.pytest_run import l2_plugin_flags, phase_call, phase_exit, run_pytest
 from simpler.reporting.nodeids import file_of
 from simpler.reporting.records import TestRecord
 from simpler.scheduler.durations import record_durations
 from simpler.scheduler.locks import hold_devices
 
-__all__ = ["l2_phase"]
+__all__ = ["l2_phase", "l2_workers"]
 
 
 def l2_phase(ctx: RunContext) -> int:
-    """The L2 tests in at most two passes: the pooled ones under xdist on the devices, then
-    the ones that use no device with the user's own flags, as plain pytest would run them
-    (a device worker per xdist worker would only slow them down)."""
+    """The L2 tests: each file (or test) in a process of its own under ``--isolate``, else
+    one session whose xdist workers fill the slots."""
     if ctx.l2_files is not None and not ctx.l2_files:
         return EXIT_OK  # this shard's tests are all Resource tests
     if ctx.isolate is not None and ctx.l2_tests is not None:
         worst = isolated_l2_phase(ctx)
-        _record_file_durations(ctx)
-        return worst
-    # Not collected up front: one pass, every test taken as pooled.
-    parts = ctx.l2_parts if ctx.l2_parts is not None else ("pooled",)
-    worst = EXIT_OK
-    for part in parts:
-        # With both kinds present, each pass keeps only its own tests.
-        part_flags = ["--simpler-l2-part", part] if len(parts) > 1 or part == "plain" else []
-        run = _pooled_pass if part == "pooled" else _plain_pass
-        worst = max(worst, run(ctx, part_flags=part_flags))
+    else:
+        worst = _session(ctx)
     _record_file_durations(ctx)
     return worst
 
 
-def _pooled_pass(ctx: RunContext, *, part_flags: list[str]) -> int:
-    # One xdist worker per device, whether simpler sizes it or the user asked for -n auto.
-    workers = min(len(ctx.devices), ctx.options.max_parallel or len(ctx.devices))
-    extra = [*l2_plugin_flags(ctx), *part_flags, *l2_xdist_flags(ctx.pytest_args, workers)]
-    user_args = l2_user_args(ctx.pytest_args, workers, ctx.l2_files)
-    call = phase_call(ctx, "l2", ctx.devices, attempt=1, extra=extra, user_args=user_args)
-    numprocesses = ctx.pytest_args.numprocesses
-    distributes = numprocesses != "0" if numprocesses is not None else workers > 1
-    with hold_devices(ctx.devices):
-        return phase_exit(run_pytest(ctx, call, "L2 pass", distributes=distributes))
+def _session(ctx: RunContext) -> int:
+    workers = l2_workers(ctx)
+    with _no_device_list(ctx) as told:
+        extra = [*l2_plugin_flags(ctx), *told, *l2_xdist_flags(ctx.pytest_args, workers)]
+        user_args = l2_user_args(ctx.pytest_args, workers, ctx.l2_files)
+        call = phase_call(ctx, "l2", ctx.devices, attempt=1, extra=extra, user_args=user_args)
+        numprocesses = ctx.pytest_args.numprocesses
+        distributes = numprocesses != "0" if numprocesses is not None else workers > 1
+        ctx.phase_slots["l2"] = workers if distributes else 1
+        with hold_devices(ctx.devices):
+            return phase_exit(run_pytest(ctx, call, "L2 pass", distributes=distributes))
 
 
-def _plain_pass(ctx: RunContext, *, part_flags: list[str]) -> int:
-    user_args = l2_user_args(ctx.pytest_args, None, ctx.l2_files)
-    extra = [*l2_plugin_flags(ctx), *part_flags]
-    call = phase_call(ctx, "l2", ctx.devices, attempt=1, extra=extra, user_args=user_args)
-    return phase_exit(run_pytest(ctx, call, "L2 pass of the tests that use no device"))
+def l2_workers(ctx: RunContext) -> int:
+    """The session's xdist workers: the user's ``-n`` (``auto``: the slots), else the slots,
+    no more than its units can use (a file of tests that use a device takes a device's worker;
+    the tests of a file that use none, any worker)."""
+    asked = ctx.pytest_args.numprocesses
+    if asked is not None and asked not in AUTO_WORKERS:
+        return max(1, int(asked)) if asked.isdigit() else 1
+    tests = ctx.l2_tests
+    if tests is None:  # not collected up front: every test is taken to use a device
+        return max(1, min(ctx.slots, len(ctx.devices)))
+    on_devices = {file_of(n) for n in tests if n not in ctx.l2_plain}
+    anywhere = {file_of(n) for n in tests if n in ctx.l2_plain}
+    usable = min(len(ctx.devices), len(on_devices)) + len(anywhere)
+    return max(1, min(ctx.slots, usable))
+
+
+@contextmanager
+def _no_device_list(ctx: RunContext) -> Iterator[list[str]]:
+    """The flag that tells the session which tests use no device, and its file; none when the
+    suite was not collected up front (then every test waits for a device)."""
+    if ctx.l2_tests is None:
+        yield []
+        return
+    with tempfile.TemporaryDirectory(prefix="simpler-l2-") as folder:
+        listed = Path(folder) / "no-device-tests.txt"
+        plain = [n for n in ctx.l2_tests if n in ctx.l2_plain]
+        listed.write_text("".join(f"{n}\n" for n in plain), encoding="utf-8")
+        yield [f"--simpler-no-device-tests={listed}"]
 
 
 def _record_file_durations(ctx: RunContext) -> None:
     """What each L2 file took, so the next ``--shard`` split balances on it."""
-    per_file: Counter[str] = Counter()
+    per_file: dict[str, float] = {}
     for record in ctx.records():
         if isinstance(record, TestRecord) and record.phase == "l2":
-            per_file[f"file:{file_of(record.nodeid)}"] += record.raw.get("duration_s") or 0
+            key = f"file:{file_of(record.nodeid)}"
+            per_file[key] = per_file.get(key, 0.0) + record.duration_s
     record_durations(ctx.durations_file, per_file.items())

@@ -21,7 +21,7 @@ class RunOptions:
     report: str | None = None
     fail_on_flaky: bool = False
     fail_if_nothing_ran: bool = False
-    max_parallel: int | None = None
+    jobs: int | None = None  # -j: the run's slots; None: $SIMPLER_JOBS, else the CPU count
     no_recovery: bool = False
     tail_lines: int = 80
     policy: str = "backfill"

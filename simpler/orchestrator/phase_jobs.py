@@ -55,7 +55,11 @@ def execute_for_phase(
         ctx.children.notes.append(f"{len(again)} run again in a fresh interpreter after a crash")
         kept = [r for r in execution.results if r not in held]
         retired = sorted({*execution.retired, *second.retired})
-        execution = replace(second, results=[*kept, *second.results], retired=retired)
+        most = max(execution.most_at_once, second.most_at_once)
+        execution = replace(
+            second, results=[*kept, *second.results], retired=retired, most_at_once=most
+        )
+    ctx.phase_slots[phase] = max(ctx.phase_slots.get(phase, 0), execution.most_at_once)
     if recorded is not None:
         recorded(execution)
     if execution.stopped_by in ("SIGTERM", "SIGINT"):

@@ -20,9 +20,10 @@ from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.deadline import DEADLINE_ENV, run_deadline
 from simpler.orchestrator.options import RunOptions
 from simpler.orchestrator.preflight import check_env_numbers, check_faults, check_platform
-from simpler.orchestrator.pytest_args import PytestArgs, requested_xdist_workers
+from simpler.orchestrator.pytest_args import PytestArgs
 from simpler.orchestrator.quarantine_setup import load_run_quarantine, warn_unmatched
 from simpler.orchestrator.run_identity import check_run_id, run_id_for
+from simpler.orchestrator.slots import run_slots
 from simpler.share.listing import ResourceTest, SuiteListing
 from simpler.usage import UsageError
 
@@ -42,12 +43,7 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
         options.coverage, PROG
     )  # bad options, or no coverage.py: before any process
     phases = _phases(options.phases)
-    workers = requested_xdist_workers(pytest_args) or options.max_parallel
-    if workers is not None and workers > len(devices):
-        raise UsageError(
-            f"{PROG}: {workers} parallel workers asked for, but --device {options.device} names "
-            f"{len(devices)} device(s); a device is never shared"
-        )
+    slots = run_slots(options.jobs, PROG)
     check_faults(options.platform, pytest_args)
     check_env_numbers()
     quarantine = load_run_quarantine(options.quarantine, PROG)  # before anything runs
@@ -55,6 +51,11 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
     listing, parsed_args, fork = _listing(
         options.platform, devices, phases, pytest_args, split.splits
     )
+    if options.isolate is not None and parsed_args.numprocesses is not None:
+        raise UsageError(
+            f"{PROG}: -n {parsed_args.numprocesses} after -- and --isolate {options.isolate} both "
+            "say how the L2 tests share processes: give one (-j N sets how many run at once)"
+        )
     warn_unmatched(quarantine, listing)
     l2_files: list[str] | None = None
     resource_tests = listing.resource if listing is not None else None
@@ -69,6 +70,7 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
     ctx = RunContext(
         platform=options.platform,
         devices=devices,
+        slots=slots,
         report=path,
         run_id=run_id_for(
             path, explicit=options.run_id, starts_run="l2" in phases or options.new_run
@@ -77,7 +79,6 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
         options=options,
         resource_tests=resource_tests,
         l2_files=l2_files,
-        l2_parts=listing.l2_parts(l2_files) if listing is not None else None,
         l2_tests=_l2_tests(listing, l2_files),
         l2_plain=frozenset(listing.plain) if listing is not None else frozenset(),
         shard=split.label,

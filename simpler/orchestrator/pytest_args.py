@@ -7,7 +7,7 @@ asks pytest's own parser, with the project's conftest options and installed plug
 loaded (``simpler.plugin.invocation``), and ``PytestArgs`` reads the answer. Each kind of
 process then gets only what it can take:
 
-- L2: the args as given; ``-n auto``/``-n logical`` become one xdist worker per device.
+- L2: the args as given; ``-n auto``/``-n logical`` become the run's slots (``-j``).
 - a Resource child or a retry process: the options, without the selection (it names its
   own tests) and without xdist control, and ``-n 0`` so that it never distributes.
 - the up-front collection: the args as given (xdist starts nothing under --collect-only).
@@ -26,6 +26,7 @@ from simpler.devices import format_devices
 from simpler.scheduler.jobs import DEVICES_PLACEHOLDER
 
 __all__ = [
+    "AUTO_WORKERS",
     "NO_DISTRIBUTION",
     "OPTION",
     "PLUGIN",
@@ -212,7 +213,7 @@ def pytest_call(
 
 
 def l2_xdist_flags(user_args: PytestArgs, workers: int) -> list[str]:
-    """L2's own xdist flags where the user gave no ``-n``: a worker per device, whole files each.
+    """L2's own xdist flags where the user gave no ``-n``: a worker per slot, whole files each.
 
     Before the user's args, so that their ``--dist`` still wins; with one device, one process
     whatever the project's addopts say.
@@ -227,8 +228,8 @@ def l2_xdist_flags(user_args: PytestArgs, workers: int) -> list[str]:
 def l2_user_args(
     user_args: PytestArgs, workers: int | None, files: list[str] | None = None
 ) -> list[str]:
-    """The user's args as given, with ``-n auto|logical`` sized to ``workers`` (one per device;
-    None: leave it to xdist, for tests that use no device).
+    """The user's args as given, with ``-n auto|logical`` sized to ``workers`` (the run's slots;
+    None: leave it to xdist).
 
     ``files``: a shard's L2 files, in place of the user's own selection.
     """

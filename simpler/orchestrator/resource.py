@@ -66,6 +66,7 @@ def resource_phase(ctx: RunContext) -> int:
         retired_at_start=sorted(already),
         deadline_s=ctx.deadline.left_s() if ctx.deadline is not None else None,
         deadline_estimate=estimator(load_measurements(ctx.durations_file), default=0.0),
+        slots=ctx.slots,
         launcher=ctx.children.launcher,
     )
     if already:

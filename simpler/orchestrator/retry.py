@@ -112,6 +112,7 @@ def _execute(ctx: RunContext, jobs: dict[str, Job], devices: list[int]) -> list[
         env=dict(os.environ),
         on_finish=lambda result: _finished(ctx, result),
         deadline_s=ctx.deadline.left_s() if ctx.deadline is not None else None,
+        slots=ctx.slots,
         launcher=ctx.children.launcher,
     )  # none retired inside the phase: each process starts on a card made clean for it
     named = [

@@ -29,7 +29,7 @@ from simpler.orchestrator.retry import retry_phase
 from simpler.orchestrator.run_coverage import run_record
 from simpler.orchestrator.run_history import import_run
 from simpler.orchestrator.signals import Interrupted
-from simpler.reporting.records import SessionRecord, TestRecord
+from simpler.reporting.records import ChildRecord, Record, SessionRecord, TestRecord
 from simpler.reporting.summary import Ruling
 
 __all__ = ["PHASES", "run_phases"]
@@ -138,6 +138,15 @@ def _plan(ctx: RunContext, name: str) -> dict[str, object]:
     return {"planned": list(ctx.l2_tests), "no_device": plain, "selected": selected}
 
 
+def _devices_used(records: list[Record]) -> list[int]:
+    """The devices a phase's tests ran on: a pooled test's, a child's allocation."""
+    used = {r.device for r in records if isinstance(r, TestRecord) and r.device is not None}
+    for record in records:
+        if isinstance(record, ChildRecord):
+            used.update(record.devices)
+    return sorted(used)
+
+
 def _bracketed(ctx: RunContext, name: str, phase: Callable[[RunContext], int]) -> int:
     ctx.current_phase = name
     ctx.write("phase", event="start", shard=ctx.shard, platform=ctx.platform, **_plan(ctx, name))
@@ -165,6 +174,8 @@ def _bracketed(ctx: RunContext, name: str, phase: Callable[[RunContext], int]) -
         error=crash,
         deadline=ctx.deadline.reason if ctx.deadline and name in ctx.cut_by_deadline else None,
         children=ctx.children.how if ctx.children.started_any else None,
+        slots=ctx.phase_slots.get(name),
+        devices=_devices_used(records),
     )
     if interrupted is not None:
         raise interrupted

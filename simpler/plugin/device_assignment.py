@@ -57,10 +57,13 @@ class DeviceAssigner:
 def worker_device(devices: Sequence[int], workerinput: Mapping[str, Any] | None) -> int | None:
     """This process's device: the controller's assignment, else the ``gwN`` -> Nth rule.
 
-    Without xdist (``workerinput`` None) it is the first device. A ``gwN`` past the last
+    Without xdist (``workerinput`` None) it is the first device; a process told it holds none,
+    None. A ``gwN`` past the last
     device, or a controller that had no free device, gets None: that worker has no device
     of its own, and a test asking it for a ``worker`` fails saying so (never a shared card).
     """
+    if not devices:
+        return None  # a process of the run that holds no device (--simpler-device none)
     if workerinput is None:
         return devices[0]
     if ASSIGNED_DEVICE in workerinput:

@@ -17,6 +17,7 @@ import pytest
 from simpler.errors import DeviceRuntimeError
 from simpler.plugin.device_assignment import worker_device
 from simpler.plugin.needs import BadHookAnswer, runtime_of
+from simpler.plugin.no_device_tests import no_device_tests
 from simpler.plugin.options import PluginSettings, one_runtime_per_device, resolve_settings
 from simpler.plugin.project_runtime import RunnerContractError, runner_factory, translator
 from simpler.plugin.state import POOL, SETTINGS, TRACE, write_record
@@ -83,13 +84,7 @@ def pooled_worker(request: pytest.FixtureRequest) -> Iterator[PooledWorker]:
     pool = _pool(config, settings)
     if pool.device is None:
         # The device-sharing guard: where a device is used, not a refusal of the whole session.
-        held = ", ".join(map(str, settings.devices))
-        pytest.fail(
-            f"xdist worker {pool.xdist_worker} has no device of its own: every device "
-            f"({held}) is held by another xdist worker, and a device is never shared "
-            "(use no more xdist workers than devices, or name more devices: --simpler-device)",
-            pytrace=False,
-        )
+        pytest.fail(_no_device_message(config, settings, pool.xdist_worker), pytrace=False)
     try:
         pooled = pool.get(runtime)
     except (RunnerContractError, CudaUnavailable) as error:
@@ -110,6 +105,24 @@ def pooled_worker(request: pytest.FixtureRequest) -> Iterator[PooledWorker]:
     trace.poisoned = pooled.after_test(seen, request.node.nodeid)
     if pooled.must_end_process and hasattr(config, "workerinput"):
         _end_xdist_worker()
+
+
+def _no_device_message(config: pytest.Config, settings: PluginSettings, xdist_worker: str) -> str:
+    if no_device_tests(config) is not None or not settings.devices:
+        # simpler run placed the test with those that use no device: its collection saw none.
+        where = "this process" if not settings.devices else f"xdist worker {xdist_worker}"
+        return (
+            f"{where} holds no device: simpler run's collection found no pooled worker among "
+            "this test's fixtures and ran it with the tests that use none (a worker asked for "
+            "at run time?); a device is never shared: name the worker fixture in the test's "
+            "arguments, or mark it device_count(n)"
+        )
+    held = ", ".join(map(str, settings.devices))
+    return (
+        f"xdist worker {xdist_worker} has no device of its own: every device "
+        f"({held}) is held by another xdist worker, and a device is never shared "
+        "(use no more xdist workers than devices, or name more devices: --simpler-device)"
+    )
 
 
 def _end_xdist_worker() -> None:

@@ -126,8 +126,6 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--simpler-max-parallel must be 1 or more, got {max_parallel}")
     if not hasattr(config.option, "numprocesses") or config.option.collectonly:
         return  # collecting starts no xdist worker (an -n in a project's addopts included)
-    if config.option.simpler_l2_part == "plain":
-        return  # tests that use no device: the user's own -n, as plain pytest would run them
     if max_parallel is not None and not config.option.numprocesses:
         config.option.numprocesses = max_parallel
     wanted = config.option.numprocesses
@@ -231,13 +229,10 @@ def pytest_collection_modifyitems(
     if phase not in SELECTING_PHASES:
         return
     wants_devices = phase == "resource"
-    part = config.option.simpler_l2_part  # L2 in two passes: the pooled tests, then the rest
     keep: list[pytest.Item] = []
     drop: list[pytest.Item] = []
     for item in items:
         mine = (device_need(item) is not None) == wants_devices
-        if mine and part is not None:
-            mine = uses_pooled_worker(item) == (part == "pooled")
         (keep if mine else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)

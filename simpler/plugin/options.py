@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from simpler.contract import BUILTIN_PLATFORMS, TEST_PHASES
+from simpler.contract import BUILTIN_PLATFORMS, NO_DEVICE_SPEC, TEST_PHASES
 from simpler.devices import parse_devices
 from simpler.env_settings import positive_int_env
 from simpler.plugin.project_runtime import has_runner_hook
@@ -33,7 +33,6 @@ __all__ = [
 ]
 
 RETRY_ROLES = ("victim", "trigger")
-L2_PARTS = ("pooled", "plain")
 # Every option's dest: any of them given (not its default) activates the plugin.
 OPTION_DESTS = (
     "simpler_platform",
@@ -47,7 +46,7 @@ OPTION_DESTS = (
     "simpler_one_runtime_per_device",
     "simpler_phase",
     "simpler_retry_role",
-    "simpler_l2_part",
+    "simpler_no_device_tests",
     "simpler_list",
     "simpler_args",
 )
@@ -126,9 +125,10 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--simpler-phase", choices=TEST_PHASES, help="(set by simpler run)")
     group.addoption("--simpler-retry-role", choices=RETRY_ROLES, help="(set by simpler run)")
     group.addoption(
-        "--simpler-l2-part",
-        choices=L2_PARTS,
-        help="(set by simpler run) only the L2 tests that use a pooled worker, or only the rest",
+        "--simpler-no-device-tests",
+        metavar="FILE",
+        help="(set by simpler run) the L2 tests that use no device, a node id a line: xdist "
+        "workers that hold no device run only these",
     )
     group.addoption(
         "--simpler-list",
@@ -220,7 +220,8 @@ def resolve_settings(config: pytest.Config, *, active: bool = True) -> PluginSet
         or "0"
     )
     try:
-        devices = parse_devices(spec)
+        # "none": a process of the run that holds no device (its tests use none).
+        devices = [] if spec.strip() == NO_DEVICE_SPEC else parse_devices(spec)
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
     if not active:

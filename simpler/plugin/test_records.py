@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,6 +126,7 @@ def build_test_record(
         "rc": device_error.rc if device_error else None,
         "where": device_error.where if device_error else None,
         "duration_s": round(sum(r.duration for r in trace.reports), 6),
+        "pid": os.getpid(),  # which process ran it: how many ran at once, from the report
     }
 
 

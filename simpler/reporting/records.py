@@ -161,6 +161,8 @@ class PhaseRecord(Record):
     counts = Field(_positive_counts)
     returncode = Field(_int)
     duration_s = Field(_duration)
+    slots = Field(_int)  # end: the processes the phase could keep busy at once (-j)
+    devices = Field(_ints)  # end: the devices it held
 
     @property
     def is_start(self) -> bool:
@@ -184,6 +186,8 @@ class TestRecord(Record):
     worker = Field(text)
     poisoned = Field(_flag)
     quarantined = Field(_true)
+    pid = Field(_int)  # the process that ran it (None: its controller wrote it after a crash)
+    duration_s = Field(_duration)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +209,7 @@ class ChildRecord(Record):
     nodeid = Field(text)
     returncode = Field(_int)
     quarantined = Field(_true)
+    devices = Field(_ints)
 
     @property
     def failed(self) -> bool:

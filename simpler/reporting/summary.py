@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from simpler.contract import EXIT_FAILED, EXIT_NO_TESTS, EXIT_OK, OUTCOME_ORDER
+from simpler.devices import format_devices
 from simpler.reporting.completeness import Completeness, Emptiness, completeness_of, early_stops
 from simpler.reporting.failure_block import failures_section
 from simpler.reporting.last_screen import last_screen
@@ -207,12 +208,23 @@ def _phase_line(phase: PhaseAccount, name_runs: bool, failed_children: int) -> s
     notes = [f"{phase.duration_s:.1f}s"] if phase.duration_s else []
     if phase.returncode:
         notes.append(f"returncode {phase.returncode}")
+    if phase.slots:
+        notes.append(_slots_text(phase.slots, phase.devices))
     line = f"{phase.name or '(no phase)'}: {counts}" + (f" ({', '.join(notes)})" if notes else "")
     if phase.incomplete:
         line += " -- INCOMPLETE (started, never ended)"
         if name_runs:
             line += f" in run {', '.join(phase.unfinished_runs)}"
     return line
+
+
+def _slots_text(slots: int, devices: tuple[int, ...]) -> str:
+    """``8 processes, device 0``: the processes a phase ran at once, and the devices its tests
+    used (none: every test it ran used no device)."""
+    processes = f"{slots} process" + ("es" if slots != 1 else "")
+    if not devices:
+        return f"{processes}, no device"
+    return f"{processes}, device{'s' if len(devices) > 1 else ''} {format_devices(list(devices))}"
 
 
 def _phase_name(phase: PhaseAccount, name_runs: bool) -> str:

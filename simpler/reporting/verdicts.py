@@ -72,6 +72,8 @@ class PhaseAccount:
     not_started: tuple[str, ...] = ()  # why it never started ("interrupted by SIGINT")
     deadline: tuple[str, ...] = ()  # the run's deadline cut it ("deadline 10m reached")
     children: str = ""  # how its children started ("forked from a warm process")
+    slots: int | None = None  # the most processes it ran at once (None: an older report)
+    devices: tuple[int, ...] = ()  # the devices its tests used
 
     @property
     def incomplete(self) -> bool:
@@ -250,6 +252,8 @@ def _account_phase(name: str, records: list[Record], verdicts: dict[str, Verdict
         not_started=_texts(ends, "not_started"),
         deadline=_texts(ends, "deadline"),
         children=next(iter(_texts(ends, "children")), ""),
+        slots=max((end.slots for end in ends if end.slots is not None), default=None),
+        devices=tuple(sorted({device for end in ends for device in end.devices})),
     )
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
-from simpler.contract import RETIRED_NOT_RUN
+from simpler.contract import NO_DEVICE_SPEC, RETIRED_NOT_RUN
 from simpler.devices import format_devices
 from simpler.scheduler.jobs import Job, JobResult, Running
 from simpler.scheduler.locks import DeviceLocks
@@ -59,8 +59,9 @@ class ExecutorOptions:
     # A job's duration as the deadline judges it: only what is known (measured, or the job's
     # own estimate) keeps it from starting; None: ``estimate``.
     deadline_estimate: Callable[[Job], float] | None = None
-    # False: the pool's ids are slots, not cards (jobs that use no device): no SIMPLER_DEVICES.
-    device_env: bool = True
+    # The most processes at once (-j), devices apart: a job of 0 devices takes any free slot,
+    # a device job a slot and its devices; None: as many as the devices allow.
+    slots: int | None = None
     launcher: Launcher | None = None  # how a child starts; None: a fresh interpreter
 
 
@@ -69,6 +70,7 @@ class Execution:
     results: list[JobResult]
     retired: list[int]
     stopped_by: str | None = None  # "exit_first", "session_timeout", "SIGTERM", "SIGINT"
+    most_at_once: int = 0  # the most children that ran at the same time
 
     @property
     def ok(self) -> bool:
@@ -113,6 +115,7 @@ class _Loop:
         self.signalled: str | None = None  # set by the handler, acted on by the loop
         self.locks = options.locks or DeviceLocks()
         self.started = time.monotonic()
+        self.most_at_once = 0
 
     def run(self) -> Execution:
         previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
@@ -141,7 +144,7 @@ class _Loop:
             self.locks.release_all()
         if self.signalled is not None:  # it came as the last job ended: it still stops the run
             self.stopped_by = self.signalled
-        return Execution(self.results, sorted(self.retired), self.stopped_by)
+        return Execution(self.results, sorted(self.retired), self.stopped_by, self.most_at_once)
 
     def _now(self) -> float:
         return time.monotonic() - self.started
@@ -158,27 +161,47 @@ class _Loop:
     def _start_what_fits(self) -> None:
         self._drop_jobs_that_can_never_fit()
         self._drop_jobs_past_the_deadline()
-        available = sorted(d for d in self.free if self.locks.try_acquire([d]))
-        running = [a.running for a in self.active]
-        chosen = pick(
-            self.options.policy,
-            self.waiting,
-            available,
-            running,
-            self._now(),
-            self.options.estimate,
-        )
-        for job, ids in chosen:
+        on_devices = [job for job in self.waiting if job.devices]
+        if on_devices and self._slots_free() > 0:
+            available = sorted(d for d in self.free if self.locks.try_acquire([d]))
+            running = [a.running for a in self.active if a.running.job.devices]
+            chosen = pick(
+                self.options.policy,
+                on_devices,
+                available,
+                running,
+                self._now(),
+                self.options.estimate,
+            )
+            for job, ids in chosen[: self._slots_free()]:
+                self.waiting.remove(job)
+                self.free.difference_update(ids)
+                self._start(job, ids)
+        anywhere = [job for job in self.waiting if not job.devices]
+        for job in anywhere[: self._slots_free(keep_for_devices=True)]:
             self.waiting.remove(job)
-            self.free.difference_update(ids)
-            self._start(job, ids)
+            self._start(job, ())
+        self.most_at_once = max(self.most_at_once, len(self.active))
+
+    def _slots_free(self, *, keep_for_devices: bool = False) -> int:
+        """Slots no child holds; ``keep_for_devices``: less one for each device that has or
+        will have a job, so that a card never waits for a slot that a job of no device took."""
+        slots = self.options.slots
+        if slots is None:
+            return len(self.waiting)  # no budget but the devices
+        free = slots - len(self.active)
+        if keep_for_devices:
+            usable = len(self.pool) - len(self.retired)
+            device_work = sum(1 for job in self.waiting if job.devices)
+            running = sum(1 for a in self.active if a.running.job.devices)
+            free -= max(0, min(usable, running + device_work) - running)
+        return max(0, free)
 
     def _start(self, job: Job, ids: tuple[int, ...]) -> None:
-        spec = format_devices(list(ids))
+        spec = format_devices(list(ids)) if ids else NO_DEVICE_SPEC
         log = self.options.log_dir / log_name(job.label)
         env = {**self.options.env, **dict(job.env)}
-        if self.options.device_env:
-            env["SIMPLER_DEVICES"] = ",".join(map(str, ids))
+        env["SIMPLER_DEVICES"] = ",".join(map(str, ids)) if ids else NO_DEVICE_SPEC
         if self.options.on_start:
             self.options.on_start(job, ids)
         child = ChildProcess(

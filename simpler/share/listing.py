@@ -28,13 +28,6 @@ class SuiteListing:
     plain: set[str] = field(default_factory=set)
     resource: list[ResourceTest] = field(default_factory=list)
 
-    def l2_parts(self, files: list[str] | None = None) -> tuple[str, ...]:
-        """Which L2 passes have tests (of ``files`` only, when given): pooled, plain, both."""
-        tests = [n for n in self.l2 if files is None or file_of(n) in files]
-        pooled = any(n not in self.plain for n in tests)
-        plain = any(n in self.plain for n in tests)
-        return (("pooled",) if pooled else ()) + (("plain",) if plain else ())
-
     def l2_files(self) -> dict[str, list[str]]:
         files: dict[str, list[str]] = {}
         for nodeid in self.l2:

@@ -155,7 +155,8 @@ def _settings(tmp_path: Path) -> PluginSettings:
 
 def _watch(tmp_path: Path, cap: str | None = "4") -> CrashWatch:
     config = SimpleNamespace(
-        option=SimpleNamespace(maxworkerrestart=cap, simpler_l2_part=None),
+        option=SimpleNamespace(maxworkerrestart=cap, simpler_no_device_tests=None),
+        stash=pytest.Stash(),
         getoption=lambda name, default=None: cap if name == "maxworkerrestart" else default,
         pluginmanager=SimpleNamespace(get_plugin=lambda name: None),
     )
@@ -268,10 +269,17 @@ def test_workers_that_die_before_collecting_fail_the_session(tmp_path: Path) -> 
     assert session.exitstatus == pytest.ExitCode.TESTS_FAILED  # not "no tests ran", exit 5
 
 
-def test_in_the_pass_of_tests_that_use_no_device_a_crash_never_poisons(tmp_path: Path) -> None:
+def test_a_crash_in_a_test_that_uses_no_device_never_poisons(tmp_path: Path) -> None:
+    listed = tmp_path / "no-device.txt"
+    listed.write_text("a.py::a1\n")
     watch = _watch(tmp_path)
-    watch._config.option.simpler_l2_part = "plain"
+    watch._config.option.simpler_no_device_tests = str(listed)
     gw0 = FakeNode("gw0")
     watch.pytest_configure_node(gw0)
     _crash(watch, gw0, "a.py::a1")  # died before its setup report
-    assert _tests(tmp_path)["a.py::a1"]["poisoned"] is False
+    gw1 = FakeNode("gw1")
+    watch.pytest_configure_node(gw1)
+    _crash(watch, gw1, "b.py::b1")  # a test that uses a device, died in its setup
+    tests = _tests(tmp_path)
+    assert tests["a.py::a1"]["poisoned"] is False
+    assert tests["b.py::b1"]["poisoned"] is True

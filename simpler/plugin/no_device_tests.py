@@ -1,0 +1,34 @@
+"""Which L2 tests use no device, as ``simpler run`` tells an L2 session: a file of node ids,
+one a line (``--simpler-no-device-tests``), from its up-front collection.
+
+The xdist controller reads it to send those tests to workers that hold no device, and to
+judge a crash: a test that uses no device poisons no worker when its process dies.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+__all__ = ["no_device_tests", "uses_no_device"]
+
+_LIST = pytest.StashKey[frozenset[str]]()
+
+
+def no_device_tests(config: pytest.Config) -> frozenset[str] | None:
+    """The node ids the file names; None when this session was told nothing (not under
+    ``simpler run``'s L2 phase, or a suite it could not collect up front)."""
+    path = getattr(config.option, "simpler_no_device_tests", None)
+    if not path:
+        return None
+    known = config.stash.get(_LIST, None)
+    if known is None:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        known = config.stash[_LIST] = frozenset(line for line in lines if line)
+    return known
+
+
+def uses_no_device(tests: frozenset[str], nodeid: str) -> bool:
+    """``nodeid`` as xdist names it: ``--dist loadgroup`` appends ``@group`` to a test's id."""
+    return nodeid in tests or nodeid.rpartition("@")[0] in tests
