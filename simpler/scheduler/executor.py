@@ -178,24 +178,18 @@ class _Loop:
                 self.free.difference_update(ids)
                 self._start(job, ids)
         anywhere = [job for job in self.waiting if not job.devices]
-        for job in anywhere[: self._slots_free(keep_for_devices=True)]:
+        for job in anywhere[: self._slots_free()]:
             self.waiting.remove(job)
             self._start(job, ())
         self.most_at_once = max(self.most_at_once, len(self.active))
 
-    def _slots_free(self, *, keep_for_devices: bool = False) -> int:
-        """Slots no child holds; ``keep_for_devices``: less one for each device that has or
-        will have a job, so that a card never waits for a slot that a job of no device took."""
-        slots = self.options.slots
-        if slots is None:
+    def _slots_free(self) -> int:
+        """Slots no child holds. Device jobs are started first in every pass, just after the
+        children that ended were reaped, so a card never waits for a slot that a job of no
+        device took while it was busy."""
+        if self.options.slots is None:
             return len(self.waiting)  # no budget but the devices
-        free = slots - len(self.active)
-        if keep_for_devices:
-            usable = len(self.pool) - len(self.retired)
-            device_work = sum(1 for job in self.waiting if job.devices)
-            running = sum(1 for a in self.active if a.running.job.devices)
-            free -= max(0, min(usable, running + device_work) - running)
-        return max(0, free)
+        return max(0, self.options.slots - len(self.active))
 
     def _start(self, job: Job, ids: tuple[int, ...]) -> None:
         spec = format_devices(list(ids)) if ids else NO_DEVICE_SPEC
