@@ -54,19 +54,21 @@ def _session(ctx: RunContext) -> int:
 
 
 def l2_workers(ctx: RunContext) -> int:
-    """The session's xdist workers: the user's ``-n`` (``auto``: the slots), else the slots,
-    no more than its units can use (a file of tests that use a device takes a device's worker;
-    the tests of a file that use none, any worker)."""
+    """The session's xdist workers: the user's ``-n`` (``auto``: the slots), one under ``-x``
+    or ``--maxfail``, else the slots, no more than its tests can use."""
     asked = ctx.pytest_args.numprocesses
     if asked is not None and asked not in AUTO_WORKERS:
         return max(1, int(asked)) if asked.isdigit() else 1
+    if asked is None and ctx.pytest_args.maxfail:
+        return 1  # -x/--maxfail: stop at the Nth failure in pytest's order, as pytest would
     tests = ctx.l2_tests
     if tests is None:  # not collected up front: every test is taken to use a device
         return max(1, min(ctx.slots, len(ctx.devices)))
-    on_devices = {file_of(n) for n in tests if n not in ctx.l2_plain}
-    anywhere = {file_of(n) for n in tests if n in ctx.l2_plain}
-    usable = min(len(ctx.devices), len(on_devices)) + len(anywhere)
-    return max(1, min(ctx.slots, usable))
+    # A worker per device as soon as any test uses one (a crashed worker's queue then has a
+    # replacement beside it), and the slots left for the files of tests that use none.
+    on_devices = len(ctx.devices) if any(n not in ctx.l2_plain for n in tests) else 0
+    anywhere = len({file_of(n) for n in tests if n in ctx.l2_plain})
+    return max(1, min(ctx.slots, on_devices + anywhere))
 
 
 @contextmanager

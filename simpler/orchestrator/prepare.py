@@ -43,7 +43,7 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
         options.coverage, PROG
     )  # bad options, or no coverage.py: before any process
     phases = _phases(options.phases)
-    slots = run_slots(options.jobs, PROG)
+    slots = run_slots(options.jobs, len(devices), PROG)
     check_faults(options.platform, pytest_args)
     check_env_numbers()
     quarantine = load_run_quarantine(options.quarantine, PROG)  # before anything runs

@@ -111,13 +111,16 @@ class PytestArgs:
 
     groups: tuple[ArgGroup, ...] = ()
     xdist: bool = True  # pytest-xdist is loaded where they run (it is simpler's dependency)
+    # pytest's --maxfail as the session resolves it (-x: 1), the project's addopts included.
+    maxfail: int = 0
 
     @classmethod
     def read(cls, description: dict[str, Any], user_args: list[str]) -> PytestArgs:
         """The plugin's description of a command line that ends with ``user_args``."""
         entries = description.get("args")
         if entries is None and not user_args:
-            return cls()  # nothing to forward: nothing to tell apart
+            maxfail = description.get("maxfail")
+            return cls(maxfail=maxfail if isinstance(maxfail, int) else 0)
         if entries is None:
             raise ValueError(
                 "this pytest does not tell what its arguments are, so simpler cannot forward "
@@ -137,7 +140,12 @@ class PytestArgs:
                 break
             left -= len(group.args)
             mine.insert(0, group)
-        parsed = cls(tuple(mine), bool(description.get("xdist")))
+        maxfail = description.get("maxfail")
+        parsed = cls(
+            tuple(mine),
+            bool(description.get("xdist")),
+            maxfail if isinstance(maxfail, int) else 0,
+        )
         if left != 0 or parsed.given != list(user_args):
             raise ValueError(f"pytest read the arguments after -- differently: {parsed.given}")
         return parsed

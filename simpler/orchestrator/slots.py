@@ -1,7 +1,9 @@
 """How many processes a run keeps busy at once: its slots (``-j N``, ``$SIMPLER_JOBS``, else
-every CPU this process may use, as ``pytest -n auto``). A budget apart from the devices, as
-CTest's ``-j`` is apart from its resource groups: a test that uses no device takes any slot;
-one that uses a device takes a slot and waits for its device, which is never shared.
+every CPU this process may use, as ``pytest -n auto``, and never fewer than the devices, so
+that no card named on ``--device`` idles for want of a slot: a device's tests mostly wait on
+the card, not the CPU). A budget apart from the devices, as CTest's ``-j`` is apart from its
+resource groups: a test that uses no device takes any slot; one that uses a device takes a
+slot and waits for its device, which is never shared.
 """
 
 from __future__ import annotations
@@ -23,12 +25,13 @@ def cpu_count() -> int:
     return os.cpu_count() or 1
 
 
-def run_slots(explicit: int | None, prog: str) -> int:
+def run_slots(explicit: int | None, devices: int, prog: str) -> int:
     """``-j`` as given (argparse has refused 0, negatives and words), else ``$SIMPLER_JOBS``,
-    else the CPU count; a bad ``$SIMPLER_JOBS`` is a usage error naming it."""
+    else the CPU count or the ``devices``, the more; a bad ``$SIMPLER_JOBS`` is a usage error
+    naming it."""
     if explicit is not None:
         return explicit
     try:
-        return positive_int_env(JOBS_ENV, cpu_count())
+        return positive_int_env(JOBS_ENV, max(cpu_count(), devices))
     except ValueError as error:
         raise UsageError(f"{prog}: {error}") from None

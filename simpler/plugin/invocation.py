@@ -161,6 +161,9 @@ def write_arg_description(config: pytest.Config, target: Path) -> None:
     description = {"schema": 1, **(described or {"xdist": None, "args": None})}
     # Whether a conftest or plugin provides a project's runner: the CLI cannot see hooks.
     description["runner_hook"] = has_runner_hook(config)
+    # -x or --maxfail N, given or in the project's addopts: the session stops at the Nth
+    # failure in pytest's order, which only one process keeps.
+    description["maxfail"] = int(getattr(config.option, "maxfail", 0) or 0)
     # Whether the project lets simpler fork its children from a warm process (its ini).
     description["fork_children"] = bool(config.getini(FORK_CHILDREN_INI))
     # A project's options, worker fixture or loop that simpler cannot bind: one line.

@@ -82,9 +82,8 @@ ONE_JOB = [_JOB]  # a good jobs file, for the rows whose fault is elsewhere
 ONE_REGISTRATION = [{**_REGISTRATION, "est_time": 1}]  # a good registry, likewise
 VALID = f"{TMP}/valid.jsonl"  # holds VALID_REPORT
 IN_THE_WAY = {"file.txt": ""}  # a file where a row's output wants a folder of that name
-OVER_POOL = (
-    "3 parallel workers asked for, but --device 0-1 names 2 device(s); a device is never shared"
-)
+# -n and --isolate: two answers to how the L2 tests share processes.
+TWO_ANSWERS = "-n 2 after -- and --isolate file both say how the L2 tests share processes"
 
 
 def _file(name: str, content: object) -> dict[str, str | bytes]:
@@ -168,9 +167,27 @@ BAD_INPUTS = [
     ),
     row("run-unknown-phase", *RUN_ON_0, "--phases", "l2,bogus", has="unknown phase bogus"),
     row("run-no-phase", *RUN_ON_0, "--phases", ",", has="unknown phase (none)"),
-    row("run-j-over-pool", *RUN, "--device", "0-1", "-j", "3", has=OVER_POOL),
     row("run-j-zero", *RUN, "--device", "0-1", "-j", "0", has="expected a positive integer"),
-    row("run-xdist-over-pool", *RUN, "--device", "0-1", "--", "-n", "3", has=OVER_POOL),
+    row("run-j-negative", *RUN, "--device", "0-1", "--jobs=-2", has="expected a positive integer"),
+    row("run-j-word", *RUN, "--device", "0-1", "-j", "two", has="expected a positive integer"),
+    row("run-j-fraction", *RUN, "--device", "0-1", "-j", "1.5", has="expected a positive integer"),
+    row(
+        "run-jobs-env-zero",
+        *RUN_ON_0,
+        env={"SIMPLER_JOBS": "0"},
+        has="SIMPLER_JOBS must be a positive integer, got '0'",
+    ),
+    row(
+        "run-xdist-and-isolate",
+        *RUN_ON_0,
+        "--isolate",
+        "file",
+        "--",
+        GOLDEN_SCENARIO,
+        "-n",
+        "2",
+        has=TWO_ANSWERS,
+    ),
     # simpler run: timeouts
     row("run-job-timeout-negative", *RUN_ON_0, "--job-timeout=-1", has="--job-timeout"),
     row("run-job-timeout-zero", *RUN_ON_0, "--job-timeout", "0", has="--job-timeout"),

@@ -67,7 +67,7 @@ def _verdict(done: Any) -> str:
 def test_contamination_is_red_in_one_process_and_green_with_a_process_per_file(
     simpler_run: Any, suite: Path
 ) -> None:
-    shared = _run(simpler_run, suite)
+    shared = _run(simpler_run, suite, "-j", "1")  # one process for every L2 test
     assert shared.returncode == 1
     assert "the process group is initialised twice" in shared.stdout
     isolated = _run(simpler_run, suite, "--isolate", "file", "-j", "2")
@@ -126,7 +126,9 @@ def test_an_isolated_unit_whose_forked_process_dies_before_a_verdict_runs_once_m
 ) -> None:
     plain = KILLS_ITS_WARM_PARENT.replace("    @pytest.mark.device_count(1)\n", "")
     (suite / "tests" / "test_e_forked.py").write_text(textwrap.dedent(plain))
-    done = _run(simpler_run, suite, "--isolate", "file", "--phases", "l2,report")
+    # One unit at a time: the warm process's death ends every child forked from it, and a unit
+    # that ran beside it and had reported a verdict already would be a failure of its own.
+    done = _run(simpler_run, suite, "--isolate", "file", "-j", "1", "--phases", "l2,report")
     assert done.returncode == 0, done.stdout[-3000:]
     assert "tests/test_e_forked.py: its child, forked from the warm process, died" in done.stdout
     assert _verdict(done) == "simpler: 5 passed, 0 recovered, 0 flaky, 0 failed -> exit 0"
