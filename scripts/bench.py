@@ -593,6 +593,12 @@ BENCHMARKS: dict[str, Callable[[int], list[Figure]]] = {
     "fork_startup": lambda repeats: _figures("bench_isolation", "startup_figures", min(repeats, 5)),
     "scene_vs_xdist": lambda repeats: _figures("bench_isolation", "scene_suite", min(repeats, 5)),
     "isolation": lambda repeats: _figures("bench_isolation", "isolation_suite", min(repeats, 3)),
+    # Slots apart from devices (bench_slots.py): a device-free suite of 1,000 tests against
+    # pytest -n 2 (plain, --cov, --isolate file: ~90 s a round), one card with one test in ten
+    # on it against one process, and the one-card coverage job in miniature (2,000 tests).
+    "slots_free": lambda repeats: _figures("bench_slots", "device_free_suite", min(repeats, 3)),
+    "slots_one_card": lambda repeats: _figures("bench_slots", "one_card_suite", min(repeats, 3)),
+    "slots_cov_job": lambda repeats: _figures("bench_slots", "coverage_job", min(repeats, 3)),
 }
 
 

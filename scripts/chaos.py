@@ -12,6 +12,7 @@ table and the totals, renders a timeline of the runs, and exits 1 on any miss.
     nox -s chaos -- --only fleet      # a planned matrix's cells only (chaos_fleet.py)
     nox -s chaos -- --only coverage   # simpler run --cov's cells only (chaos_coverage.py)
     nox -s chaos -- --only isolation  # deadline, signals, --isolate (chaos_isolation.py)
+    nox -s chaos -- --only slots      # -j above the device count (chaos_slots.py)
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from chaos_history import history_cells
 from chaos_isolation import isolation_cells
 from chaos_processes import no_leftovers, signal_mid_resource_phase
 from chaos_report_file import concurrent_appends, print_table, render_timeline
+from chaos_slots import slots_cells
 from chaos_test_quarantine import QUARANTINE_SCENARIOS, refused_checks, write_quarantine
 
 from simpler import report
@@ -377,6 +379,7 @@ def main() -> int:
         history += fleet_cells(workdir) if not args.only or "fleet" in args.only else []
         history += coverage_cells(workdir) if not args.only or "coverage" in args.only else []
         history += isolation_cells(workdir) if not args.only or "isolation" in args.only else []
+        history += slots_cells(workdir) if not args.only or "slots" in args.only else []
         print_table(outcomes, CHECKS)
         print(
             f"report file, 16 writers x 2,000 appends: {concurrency}"

@@ -1,0 +1,329 @@
+"""Chaos cells for slots above the device count: ``simpler run --device 0 -j 3``, one card and
+three processes, where most tests use no device and a few use the pooled ``worker``.
+
+- an xdist worker that holds no device killed by its own test (SIGKILL): that test fails,
+  saying the worker crashed while running it, not poisoned (it used no device: no retry as a
+  device victim), named in the summary; every other test passed, none lost, none re-run;
+- SIGTERM to the run while the card's test and a device-free test block in the L2 session
+  (the device-free one having started a process it abandons): exit 143, the summary
+  printed, the tests without a verdict counted as not run, none failed, the abandoned
+  process stopped with the rest;
+- ``--deadline`` under ``--isolate file`` while the card's file and a device-free file block
+  side by side: exit 1, ``deadline ... reached: N not run``, the blocked files stopped, their
+  tests counted as not run, none failed.
+
+Every run is a real ``simpler run --platform a5sim --device 0 -j 3`` in a folder of its own,
+on a suite this module writes there (its own root, report and learned durations); each must
+end with its verdict line and the exit code the line says, and leave no process behind. A
+test that blocks touches a file when it starts (the cell polls for it, never sleeps a fixed
+time) and waits for a file that never appears, for a minute at most.
+``scripts/chaos.py --only slots`` runs :func:`slots_cells` and prints each cell.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+from chaos_cells import Cell, guarded
+from chaos_isolation import Run
+from chaos_processes import no_leftovers
+
+from simpler.reporting.report_file import read_contents
+
+__all__ = ["slots_cells"]
+
+SLOTS, DEVICE = "3", "0"  # three processes, one card
+DEADLINE = "10s"  # tests must end 3 s before it; the blocked ones would take a minute
+_INHERITED = ("SIMPLER_", "COVERAGE_")  # a report, plan, fault or deadline of the caller's own
+_KEPT = ("SIMPLER_OP_TIMEOUT_MS",)
+
+# A test that blocks: marks its start in CHAOS_SLOTS_DIR, then waits a minute at most for a
+# file that never appears (the signal or the deadline stops it long before). With
+# CHAOS_SLOTS_HELPER=1 the device-free one first starts a process it abandons (a session of
+# its own, a minute's life): the run must stop it, as it stops its own processes.
+_BLOCK = """
+import os, subprocess, sys, time
+from pathlib import Path
+
+
+def _block(name):
+    here = Path(os.environ["CHAOS_SLOTS_DIR"])
+    if name == "free" and os.environ.get("CHAOS_SLOTS_HELPER") == "1":
+        wait = "import time; time.sleep(60)"
+        subprocess.Popen([sys.executable, "-c", wait, "chaos-slots-helper"],
+                         start_new_session=True)
+    (here / f"{name}.started").touch()
+    end = time.monotonic() + 60
+    while not (here / "never").exists() and time.monotonic() < end:
+        time.sleep(0.05)
+"""
+_QUICK = """
+def test_free_1():
+    pass
+
+
+def test_free_2():
+    pass
+
+
+def test_free_3():
+    pass
+"""
+CRASH_SUITE = {
+    "test_card.py": """
+        def test_on_card(worker):
+            worker.run("noop")
+
+
+        def test_on_card_again(worker):
+            worker.run("noop")
+        """,
+    "test_mixed.py": """
+        import os, signal
+
+
+        def test_before():
+            pass
+
+
+        def test_kills_its_worker():
+            os.kill(os.getpid(), signal.SIGKILL)  # the xdist worker: it holds no device
+
+
+        def test_after():
+            pass
+
+
+        def test_on_card_here(worker):
+            worker.run("noop")
+        """,
+    "test_quick.py": _QUICK,
+}
+CRASH = "tests/test_mixed.py::test_kills_its_worker"
+BLOCK_SUITE = {
+    "test_card_block.py": _BLOCK
+    + """
+
+def test_on_card(worker):
+    worker.run("noop")
+
+
+def test_card_blocks(worker):
+    _block("card")
+
+
+def test_card_after(worker):
+    worker.run("noop")
+""",
+    "test_free_block.py": _BLOCK
+    + """
+
+def test_free_blocks():
+    _block("free")
+
+
+def test_free_after():
+    pass
+""",
+    "test_quick.py": _QUICK,
+}
+BLOCKED = {  # the tests that block, and those behind them: never a verdict of their own
+    "tests/test_card_block.py::test_card_blocks",
+    "tests/test_card_block.py::test_card_after",
+    "tests/test_free_block.py::test_free_blocks",
+    "tests/test_free_block.py::test_free_after",
+}
+GREEN_BEFORE = {"tests/test_card_block.py::test_on_card"} | {
+    f"tests/test_quick.py::test_free_{n}" for n in (1, 2, 3)
+}
+
+Record = dict[str, Any]
+
+
+def slots_cells(workdir: Path) -> list[Cell]:
+    folder = workdir / "slots"
+    folder.mkdir(parents=True, exist_ok=True)
+    cells = (_crashed_device_free_worker, _sigterm_mid_l2, _deadline_isolated)
+    return [guarded("slots", cell, folder) for cell in cells]
+
+
+def _suite(folder: Path, name: str, files: dict[str, str]) -> Path:
+    """A project of its own: ``tests/`` holding ``files``, and a pytest.ini at its root."""
+    root = folder / name
+    (root / "tests").mkdir(parents=True)
+    (root / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\n")
+    for file, body in files.items():
+        (root / "tests" / file).write_text(textwrap.dedent(body).lstrip("\n"))
+    return root
+
+
+class _Started:
+    def __init__(self, root: Path, *args: str, **suite_env: str) -> None:
+        self.report = root / "report.jsonl"
+        self.run_id = f"chaos-slots-{secrets.token_hex(4)}"
+        env = {k: v for k, v in os.environ.items() if not k.startswith(_INHERITED) or k in _KEPT}
+        env |= {"SIMPLER_RUN_ID": self.run_id, "SIMPLER_LOCK_DIR": str(root / "locks"),
+                "CHAOS_SLOTS_DIR": str(root), **suite_env}  # fmt: skip
+        argv = [sys.executable, "-m", "simpler", "run", "--platform", "a5sim",
+                "--device", DEVICE, "-j", SLOTS, "--report", str(self.report),
+                *args, "--", "tests"]  # fmt: skip
+        self.at = time.monotonic()
+        self.process = subprocess.Popen(
+            argv, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+
+    def finish(self, expected_rc: int) -> Run:
+        """Its end: the verdict line last, saying the exit code, and no process of it left."""
+        try:
+            out, _ = self.process.communicate(timeout=180)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            out, _ = self.process.communicate()
+        run = Run(self.process.returncode, out, self.report, time.monotonic() - self.at)
+        said = re.search(r" -> exit (\d+)", run.last)
+        run.expect(said is not None and int(said[1]) == run.rc, f"last line {run.last[-100:]!r}")
+        run.expect(run.rc == expected_rc, f"exit {run.rc}, expected {expected_rc}")
+        notes: list[str] = []
+        run.expect(no_leftovers(self.run_id, notes), "; ".join(notes))
+        return run
+
+
+def _cell(name: str, run: Run, seen: str) -> Cell:
+    ok = not run.problems
+    return name, ok, seen if ok else "; ".join(run.problems)[:300]
+
+
+def _tests(run: Run) -> list[Record]:
+    return [r for r in run.records() if r.get("type") == "test"]
+
+
+def _l2_end(run: Run) -> Record:
+    ends = [r for r in run.records() if r.get("phase") == "l2" and r.get("event") == "end"]
+    return ends[-1] if ends else {}
+
+
+def _one_card_three_slots(run: Run, *, exact: bool) -> None:
+    """The card's tests on device 0 in the one process that holds it; the L2 phase ran three
+    processes (``exact``) or at least two at once, and says so in its summary line."""
+    on_card = [t for t in _tests(run) if t.get("device") is not None]
+    run.expect(bool(on_card), "no test ran on the card")
+    run.expect({t["device"] for t in on_card} <= {0}, f"card tests on {on_card}")
+    run.expect(len({t.get("pid") for t in on_card}) == 1, "the card's tests in several processes")
+    end = _l2_end(run)
+    slots = end.get("slots") or 0
+    run.expect(slots == 3 if exact else slots >= 2, f"l2 end: slots {slots}")
+    run.expect(end.get("devices") == [0], f"l2 end: devices {end.get('devices')}")
+    line = f"{slots} processes, device 0)"
+    run.expect(any(s.startswith("l2: ") and s.endswith(line) for s in run.out.splitlines()),
+               f"no 'l2: ... {line}' summary line")  # fmt: skip
+
+
+def _not_run_counted(run: Run, reason: str) -> int:
+    """The verdict line: none failed, the planned tests without a verdict counted, ``reason``;
+    the blocked tests among them, the quick ones passed, the not-run block printed."""
+    verdict, not_run = run.verdict(), run.not_run()
+    if verdict is None:
+        run.expect(False, f"no verdict line: {run.last[-100:]!r}")
+        return -1
+    _, failed, said, why = verdict
+    run.expect(failed == 0, f"{failed} failed: the stop counted as a failure")
+    run.expect(said == len(not_run) > 0, f"{said} not run said, {len(not_run)} without a verdict")
+    run.expect(why == reason.format(n=len(not_run)), f"verdict reason {why!r}")
+    run.expect(set(not_run) >= BLOCKED, f"not run: {sorted(not_run)}")
+    outcomes = run.outcomes()
+    run.expect(set(outcomes.values()) <= {"passed"}, f"verdicts {outcomes}")
+    run.expect(all(outcomes.get(n) == "passed" for n in GREEN_BEFORE), f"verdicts {outcomes}")
+    run.expect(f"*** {said} planned test(s) not run" in run.out, "the not-run block is missing")
+    run.expect("Unrecovered failures" not in run.out, "a failure named in the summary")
+    return said
+
+
+def _crashed_device_free_worker(folder: Path) -> Cell:
+    """A device-free test SIGKILLs its own xdist worker: its failure only, no retry."""
+    name = "slots: crashed device-free worker"
+    root = _suite(folder, "crash", CRASH_SUITE)
+    run = _Started(root).finish(1)
+    tests = _tests(run)
+    crash = [t for t in tests if t.get("nodeid") == CRASH]
+    run.expect(len(crash) == 1, f"{len(crash)} record(s) of the crashed test: re-run?")
+    record = crash[0] if crash else {}
+    run.expect(record.get("outcome") == "failed", f"crashed test: {record.get('outcome')}")
+    said = f"crashed while running {CRASH}"
+    run.expect(said in record.get("message", ""), f"message {record.get('message')!r}")
+    run.expect(record.get("poisoned") is False, "the crash of a device-free test poisoned")
+    run.expect(record.get("phase") == "l2", f"crashed test's record in {record.get('phase')}")
+    planned = [n for r in run.records() if r.get("event") == "start" for n in r.get("planned", ())]
+    others = [n for n in dict.fromkeys(planned) if n != CRASH]
+    run.expect(len(others) == 8, f"planned {planned}")
+    lost = [n for n in others if [t.get("outcome") for t in tests if t.get("nodeid") == n]
+            != ["passed"]]  # fmt: skip
+    run.expect(not lost, f"not exactly one pass: {lost}")
+    verdict = run.verdict()
+    run.expect(verdict is not None and verdict[:3] == (8, 1, 0), f"verdict {run.last[-100:]!r}")
+    run.expect(f"1) {CRASH}: failed, worker gw" in run.out, "the crashed test is not named")
+    _one_card_three_slots(run, exact=True)
+    return _cell(name, run, f"1 failed ({said.split(' while')[0]}), {len(others)} passed; "
+                 f"exit {run.rc}")  # fmt: skip
+
+
+def _wait_until_blocked(started: _Started, root: Path) -> bool:
+    """The quick tests' records written while the card's test and a device-free one both
+    block (three processes busy on one card): the report and the marks polled, a minute at
+    most."""
+    give_up = time.monotonic() + 60
+    while time.monotonic() < give_up and started.process.poll() is None:
+        if all((root / f"{m}.started").exists() for m in ("card", "free")):
+            records = read_contents(started.report).records if started.report.exists() else []
+            if {r.get("nodeid") for r in records if r.get("type") == "test"} >= GREEN_BEFORE:
+                return True
+        time.sleep(0.05)
+    return False
+
+
+def _sigterm_mid_l2(folder: Path) -> Cell:
+    """SIGTERM while the L2 session's card process and a device-free process both block, the
+    device-free test having abandoned a process of its own that the run must stop."""
+    name = "slots: SIGTERM mid-L2 session"
+    root = _suite(folder, "sigterm", BLOCK_SUITE)
+    started = _Started(root, CHAOS_SLOTS_HELPER="1")
+    blocked = _wait_until_blocked(started, root)
+    started.process.send_signal(signal.SIGTERM)
+    signalled = time.monotonic()
+    run = started.finish(143)
+    run.expect(blocked, "the quick tests never passed while the card's and a free test blocked")
+    said = _not_run_counted(run, "interrupted by SIGTERM")
+    run.expect(any(line.startswith("simpler summary: run ") for line in run.out.splitlines()),
+               "no summary printed")  # fmt: skip
+    _one_card_three_slots(run, exact=True)
+    after = started.at + run.wall_s - signalled
+    run.expect(after < 15, f"ended {after:.1f}s after the signal")
+    return _cell(name, run, f"{said} not run; ended {after:.1f}s after SIGTERM; exit {run.rc}")
+
+
+def _deadline_isolated(folder: Path) -> Cell:
+    """``--isolate file``: the card's file and a device-free file block side by side until the
+    deadline stops them."""
+    name = "slots: deadline, --isolate file"
+    root = _suite(folder, "deadline", BLOCK_SUITE)
+    run = _Started(root, "--isolate", "file", "--deadline", DEADLINE).finish(1)
+    both = [m for m in ("card", "free") if (root / f"{m}.started").exists()]
+    run.expect(len(both) == 2, f"only {both} blocked: the files never ran side by side")
+    said = _not_run_counted(run, f"deadline {DEADLINE} reached: {{n}} not run")
+    stopped = [s for s in run.out.splitlines() if s.startswith("STOP  tests/test_")]
+    run.expect(len(stopped) == 2, f"stopped units: {stopped}")
+    run.expect(_l2_end(run).get("deadline") == f"deadline {DEADLINE} reached",
+               f"l2 end: {_l2_end(run).get('deadline')}")  # fmt: skip
+    _one_card_three_slots(run, exact=False)
+    limit = float(DEADLINE.rstrip("s"))
+    run.expect(run.wall_s <= limit + 0.5, f"ended after {run.wall_s:.1f}s of {DEADLINE}")
+    return _cell(name, run, f"{said} not run, {len(stopped)} files stopped; ended at "
+                 f"{run.wall_s:.1f}s of {DEADLINE}; exit {run.rc}")  # fmt: skip
