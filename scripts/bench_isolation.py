@@ -194,10 +194,11 @@ def calibrate(seconds: float = TEST_S) -> int:
         loops *= 4
 
 
-def write_suite(root: Path, loops: int, *, plant: bool = False, files: int = FILES) -> int:
-    """A project of ``files`` test files of ``TESTS_PER_FILE`` tests, each ``work(loops)``;
-    returns its tests. ``plant``: the first and the last file get ``LEAVES_SET`` and
-    ``FINDS_UNSET``."""
+def write_suite(root: Path, loops: int, *, plant: bool = False, files: int | None = None) -> int:
+    """A project of ``files`` (default ``FILES``) test files of ``TESTS_PER_FILE`` tests, each
+    ``work(loops)``; returns its tests. ``plant``: the first and the last file get
+    ``LEAVES_SET`` and ``FINDS_UNSET``."""
+    files = FILES if files is None else files
     tests = root / "tests"
     tests.mkdir(parents=True)
     (root / "pytest.ini").write_text("[pytest]\n")  # the rootdir: no config of the checkout

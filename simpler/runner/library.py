@@ -127,7 +127,10 @@ def load(platform: str | None = None) -> NativeLibrary:
 def preload() -> None:
     """Load the library of ``SIMPLER_PLATFORM`` now, touching no device: a warm process does,
     so that each child forked from it starts with the library in place."""
-    load(os.environ.get("SIMPLER_PLATFORM"))
+    native = load(os.environ.get("SIMPLER_PLATFORM"))
+    # Every test tells the library which test runs (fault selectors): cppyy compiles that
+    # call's wrapper on its first use, milliseconds a child forked from here need not pay.
+    native.push_test("", 1)
 
 
 def loaded() -> list[NativeLibrary]:

@@ -26,7 +26,13 @@ from simpler.devices import format_devices
 from simpler.scheduler.jobs import Job, JobResult, Running
 from simpler.scheduler.locks import DeviceLocks
 from simpler.scheduler.policies import order_jobs, pick, unfittable
-from simpler.scheduler.process import ChildProcess, Launcher, signal_name, stop_trees
+from simpler.scheduler.process import (
+    CHILD_EXITED,
+    ChildProcess,
+    Launcher,
+    signal_name,
+    stop_trees,
+)
 
 __all__ = ["Execution", "ExecutorOptions", "execute", "log_name"]
 
@@ -123,6 +129,7 @@ class _Loop:
             signal.signal(signum, self._on_signal)
         try:
             while self.waiting or self.active:
+                CHILD_EXITED.clear()  # an exit from now on cuts the wait below short
                 if self.signalled is not None and self.stopped_by != self.signalled:
                     self.stopped_by = self.signalled
                     self._stop(self.active)
@@ -134,7 +141,7 @@ class _Loop:
                 self._enforce_timeouts()
                 if self.stopped_by is not None:
                     self._abandon_waiting()
-                time.sleep(POLL_S)
+                CHILD_EXITED.wait(POLL_S)
         finally:
             self._stop(self.active)
             for active in list(self.active):

@@ -24,7 +24,7 @@ from typing import IO, Any
 
 import psutil
 
-from simpler.scheduler.process import die_with_parent
+from simpler.scheduler.process import CHILD_EXITED, die_with_parent
 
 __all__ = ["ForkedChild", "WarmProcess", "WarmProcessGone"]
 
@@ -134,6 +134,7 @@ class WarmProcess:
                     self._ready.set()
                 elif "exited" in message:
                     self._exits[int(message["exited"])] = int(message["returncode"])
+                    CHILD_EXITED.set()
                 elif "id" in message:
                     self._started[int(message["id"])] = message
                 self._changed.notify_all()

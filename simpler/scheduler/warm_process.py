@@ -17,6 +17,7 @@ child started (or ``{"id", "error"}``), ``{"exited": pid, "returncode"}`` per ch
 from __future__ import annotations
 
 import atexit
+import gc
 import importlib
 import json
 import os
@@ -40,6 +41,9 @@ def main(argv: list[str]) -> int:
     fd, preload, after_fork = _parse(argv)
     for name in preload:
         _call(name)
+    # What the preloads made lives as long as this process: out of the collector's sight, a
+    # child's collections (pytest runs several as it ends) do not walk it again and again.
+    gc.freeze()
     channel = socket.socket(fileno=fd)
     try:
         _send(channel, {"ready": os.getpid()})
