@@ -599,6 +599,10 @@ BENCHMARKS: dict[str, Callable[[int], list[Figure]]] = {
     "slots_free": lambda repeats: _figures("bench_slots", "device_free_suite", min(repeats, 3)),
     "slots_one_card": lambda repeats: _figures("bench_slots", "one_card_suite", min(repeats, 3)),
     "slots_cov_job": lambda repeats: _figures("bench_slots", "coverage_job", min(repeats, 3)),
+    # An isolated unit's cost beyond its tests against a fork and its file's collection, and
+    # the scene suite's time before its first test and after its last against pytest -n 2's.
+    "slots_unit_cost": lambda repeats: _figures("bench_slots", "unit_cost", min(repeats, 5)),
+    "slots_fixed_cost": lambda repeats: _figures("bench_slots", "fixed_cost", min(repeats, 5)),
 }
 
 

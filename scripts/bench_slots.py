@@ -32,7 +32,7 @@ from typing import Any
 
 from bench import ROOT, Figure, _command_seconds
 from bench_coverage import _env
-from bench_isolation import _passed, _rounds, calibrate, write_suite
+from bench_isolation import _passed, _records, _rounds, calibrate, write_suite
 
 __all__ = ["slots_figures"]
 
@@ -196,8 +196,122 @@ def coverage_job(repeats: int) -> list[Figure]:
     ]  # fmt: skip
 
 
+# A fork of a process that has imported what a unit's process has, then pytest's collection
+# of one file, and nothing else: the floor of what an isolated unit can cost.
+FORK_AND_COLLECT = """
+import gc, os, sys, time
+import pytest, numpy
+import simpler.plugin.hooks
+from simpler.scheduler.warm_process import warm_pytest
+warm_pytest()
+gc.freeze()
+files = sys.argv[1:]
+started = time.perf_counter()
+for path in files:
+    pid = os.fork()
+    if pid == 0:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os._exit(int(pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", path])))
+    os.waitpid(pid, 0)
+print((time.perf_counter() - started) / len(files))
+"""
+UNIT_GOAL = 1.5
+UNIT_FILES = 100
+
+
+def unit_cost(repeats: int) -> list[Figure]:
+    """What an isolated unit costs beyond its tests (``--isolate file -j 1``: the L2 phase
+    less its tests, per file) against a fork and its file's collection alone."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="simpler-bench-slots-") as folder:
+        project = Path(folder) / "suite"
+        tests = write_suite(project, 0, files=UNIT_FILES)  # no work: what is left is the cost
+        files = sorted(str(p.relative_to(project)) for p in (project / "tests").glob("test_*"))
+
+        def isolated(scratch: Path) -> dict[str, float]:
+            report = scratch / "r.jsonl"
+            argv = [*SIMPLER_RUN, "--device", "0", "--report", str(report), "--isolate", "file",
+                    "-j", "1", "--phases", "l2,report", "--", "tests"]  # fmt: skip
+            _command_seconds(argv, cwd=project, env=_env(), accepted=(0,))
+            records = _records(report)
+            if (passed := _passed(report)) != tests:
+                raise RuntimeError(f"--isolate file -j 1: {passed} of {tests} tests passed")
+            (end,) = [r for r in records if r["type"] == "phase" and r.get("event") == "end"
+                      and r["phase"] == "l2"]  # fmt: skip
+            ran = sum(r["duration_s"] for r in records if r["type"] == "test")
+            return {"unit": (end["duration_s"] - ran) / UNIT_FILES}
+
+        def floor(_scratch: Path) -> dict[str, float]:
+            argv = [sys.executable, "-c", FORK_AND_COLLECT, *files]
+            done = subprocess.run(
+                argv, cwd=project, env=_env(), capture_output=True, text=True, check=True
+            )
+            return {"unit": float(done.stdout.strip().splitlines()[-1])}
+
+        m = _rounds({"isolated": isolated, "floor": floor}, repeats)
+    ours, theirs = m["isolated"]["unit"], m["floor"]["unit"]
+    return [
+        Figure("slots: an isolated unit's cost beyond its tests", ours / theirs,
+               "a fork of a warm process and pytest's collection of the file alone",
+               f"{ours * 1000:.0f} ms vs {theirs * 1000:.0f} ms a file ({UNIT_FILES} files of "
+               f"{tests // UNIT_FILES} empty tests, --isolate file -j 1; medians of {repeats})",
+               UNIT_GOAL),
+    ]  # fmt: skip
+
+
+def _fixed_costs(records: list[dict[str, Any]], started: float, ended: float) -> dict[str, float]:
+    tests = [r for r in records if r["type"] == "test"]
+    first = min(r["ts"] - r["duration_s"] for r in tests)
+    last = max(r["ts"] for r in tests)
+    return {"before": first - started, "after": ended - last, "wall": ended - started}
+
+
+def fixed_cost(repeats: int) -> list[Figure]:
+    """A run's fixed cost on the scene suite: from the command's start to its first test's,
+    and from its last test's end to its exit, against plain ``pytest -n 2``'s of the same
+    tests (the plugin writing records there too, for their times)."""
+    import time
+
+    from bench_isolation import DEVICES, SUITE
+
+    def timed(argv: list[str], report: Path) -> dict[str, float]:
+        started = time.time()
+        _command_seconds(argv, env=_env(), accepted=(0,))
+        return _fixed_costs(_records(report), started, time.time())
+
+    def ours(scratch: Path) -> dict[str, float]:
+        report = scratch / "r.jsonl"
+        return timed([*SIMPLER_RUN, "--device", DEVICES, "--report", str(report), "--", SUITE],
+                     report)  # fmt: skip
+
+    def plain(scratch: Path) -> dict[str, float]:
+        report = scratch / "r.jsonl"
+        argv = [*PYTEST, "-n", "2", SUITE, "--simpler-platform", "a5sim", "--simpler-device",
+                DEVICES, f"--simpler-report={report}", "-m", "not device_count"]  # fmt: skip
+        return timed(argv, report)
+
+    m = _rounds({"simpler": ours, "plain": plain}, repeats)
+    a, b = m["simpler"], m["plain"]
+    return [
+        Figure("slots: scene suite, the time before its first test", a["before"] / b["before"],
+               "plain pytest -n 2's (its own collection and xdist's start)",
+               f"{a['before']:.2f}s vs {b['before']:.2f}s; medians of {repeats}", None),
+        Figure("slots: scene suite, the time after its last test", a["after"] / b["after"],
+               "plain pytest -n 2's", f"{a['after']:.2f}s vs {b['after']:.2f}s (simpler's "
+               f"Resource phase and report included); medians of {repeats}", None),
+    ]  # fmt: skip
+
+
 def slots_figures(repeats: int) -> list[Figure]:
-    return [*device_free_suite(repeats), *one_card_suite(repeats), *coverage_job(repeats)]
+    return [
+        *device_free_suite(repeats),
+        *one_card_suite(repeats),
+        *coverage_job(repeats),
+        *unit_cost(repeats),
+        *fixed_cost(repeats),
+    ]
 
 
 if __name__ == "__main__":

@@ -56,6 +56,8 @@ def _session(ctx: RunContext) -> int:
 def l2_workers(ctx: RunContext) -> int:
     """The session's xdist workers: the user's ``-n`` (``auto``: the slots), one under ``-x``
     or ``--maxfail``, else the slots, no more than its tests can use."""
+    if not ctx.pytest_args.xdist:
+        return 1  # -p no:xdist: one process, whatever the slots
     asked = ctx.pytest_args.numprocesses
     if asked is not None and asked not in AUTO_WORKERS:
         return max(1, int(asked)) if asked.isdigit() else 1
