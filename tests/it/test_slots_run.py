@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from simpler.orchestrator.slots import cpu_count
+
 # Each file: a test that uses the card, then three that use none.
 MIXED = """
 import numpy as np
@@ -91,6 +93,7 @@ def test_one_card_two_slots_the_cards_tests_on_one_process_the_rest_on_both(
     assert "l2: 16 passed (" in run.stdout and "2 processes, device 0)" in run.stdout
 
 
+@pytest.mark.skipif(cpu_count() < 2, reason="one CPU: the default is one slot")
 def test_a_device_free_suite_fills_every_slot_of_one_card(
     simpler_run: Any, project: Path, tmp_path: Path
 ) -> None:
@@ -102,8 +105,9 @@ def test_a_device_free_suite_fills_every_slot_of_one_card(
     assert _l2_end(shared)["slots"] == 2 and _l2_end(shared)["devices"] == []
     for meeting in tmp_path.glob("[ab]"):
         meeting.unlink()
+    # No -j: a slot per CPU, as `pytest -n auto` (this test needs two of them).
     isolated = simpler_run.suite(
-        "tests", device="0", options=("--isolate", "file", "-j", "2"), cwd=project, env=env
+        "tests", device="0", options=("--isolate", "file"), cwd=project, env=env
     )
     assert isolated.returncode == 0, isolated.stdout[-3000:]
     assert _l2_end(isolated)["slots"] == 2

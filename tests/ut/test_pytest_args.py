@@ -214,3 +214,13 @@ def test_numprocesses_is_the_last_n_given(project: pytest.Pytester) -> None:
     assert _read(project, "-x").numprocesses is None
     looks_like_n = _read(project, "--case=-n")  # a value, not xdist
     assert (looks_like_n.values("case"), looks_like_n.numprocesses) == (["-n"], None)
+
+
+def test_x_given_or_in_the_addopts_is_read_as_pytest_resolves_it(
+    project: pytest.Pytester,
+) -> None:
+    """The L2 session keeps one process under -x/--maxfail, wherever they were written."""
+    assert _read(project, "tests/st").maxfail == 0
+    assert _read(project, "tests/st", "-x").maxfail == 1
+    project.makeini("[pytest]\naddopts = --maxfail 3\n")
+    assert _read(project, "tests/st").maxfail == 3
