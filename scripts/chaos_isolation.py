@@ -149,7 +149,7 @@ def _start(copy: Path, tag: str, *args: str, **env: str) -> Started:
     return Started(process, report, run_id, at)
 
 
-def _finish(started: Started, expected_rc: int) -> Run:
+def finish_run(started: Started, expected_rc: int) -> Run:
     """Its end: the verdict line last, saying the exit code, and no process of it left."""
     try:
         out, _ = started.process.communicate(timeout=120)
@@ -166,7 +166,7 @@ def _finish(started: Started, expected_rc: int) -> Run:
 
 
 def _run(copy: Path, tag: str, expected_rc: int, *args: str, **env: str) -> Run:
-    return _finish(_start(copy, tag, *args, **env), expected_rc)
+    return finish_run(_start(copy, tag, *args, **env), expected_rc)
 
 
 def _cell(name: str, run: Run, seen: str) -> Cell:
@@ -174,7 +174,7 @@ def _cell(name: str, run: Run, seen: str) -> Cell:
     return name, ok, seen if ok else "; ".join(run.problems)[:300]
 
 
-def _not_run_counted(run: Run, reason: str) -> int:
+def not_run_counted(run: Run, reason: str) -> int:
     """The verdict line: none failed, the planned tests without a verdict counted, ``reason``."""
     verdict, not_run = run.verdict(), run.not_run()
     if verdict is None:
@@ -194,7 +194,7 @@ def _deadline_mid_resource(folder: Path) -> Cell:
     deadline = f"{DEADLINE_S}s"
     run = _run(_copy(folder, "deadline"), "run", 1, "--deadline", deadline, "--", L2, RESOURCE,
                CHAOS_ISO_WORK=str(WORK_S))  # fmt: skip
-    said = _not_run_counted(run, f"deadline {deadline} reached: {len(run.not_run())} not run")
+    said = not_run_counted(run, f"deadline {deadline} reached: {len(run.not_run())} not run")
     ends = {r.get("phase"): r for r in run.records() if r.get("event") == "end"}
     cut = ends.get("resource", {})
     run.expect(
@@ -229,8 +229,8 @@ def _sigint_between_phases(folder: Path) -> Cell:
     written = pid_file.with_suffix(".tmp")
     written.write_text(str(started.process.pid))
     written.replace(pid_file)  # whole or absent, never half-written when the conftest reads it
-    run = _finish(started, 130)
-    said = _not_run_counted(run, "interrupted by SIGINT")
+    run = finish_run(started, 130)
+    said = not_run_counted(run, "interrupted by SIGINT")
     records = run.records()
     resource = [n for r in records if r.get("phase") == "resource" for n in r.get("planned", ())]
     run.expect(len(resource) == 4 and set(resource) <= set(run.not_run()),
@@ -258,9 +258,9 @@ def _sigterm_isolated(folder: Path) -> Cell:
     time.sleep(0.3)
     started.process.send_signal(signal.SIGTERM)
     signalled = time.monotonic()
-    run = _finish(started, 143)
+    run = finish_run(started, 143)
     run.expect(mark.exists(), "the long test never started")
-    said = _not_run_counted(run, "interrupted by SIGTERM")
+    said = not_run_counted(run, "interrupted by SIGTERM")
     unrun = {f"{LONG}::test_long", f"{LONG}::test_after"}
     run.expect(unrun <= set(run.not_run()), f"not run: {run.not_run()}")
     run.expect(run.outcomes().get(f"{LONG}::test_first") == "passed", "test_first: no pass")
