@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import gc
 import importlib
+import inspect
 import json
 import os
 import select
@@ -41,6 +42,10 @@ def main(argv: list[str]) -> int:
     fd, preload, after_fork = _parse(argv)
     for name in preload:
         _call(name)
+    # inspect maps every loaded module's file once, on its first look at a frame: coverage.py
+    # looks at the stack as it starts in each measured child, and with pytest, numpy and the
+    # runner loaded that map costs a child tens of milliseconds. Made here, it is inherited.
+    inspect.stack()
     # What the preloads made lives as long as this process: out of the collector's sight, a
     # child's collections (pytest runs several as it ends) do not walk it again and again.
     gc.freeze()
