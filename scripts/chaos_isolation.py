@@ -274,7 +274,7 @@ def _contamination(folder: Path) -> Cell:
     """One file sets a process global, the next asserts it unset: red shared, green isolated."""
     name = "isolation: contamination"
     copy = _copy(folder, "contamination")
-    shared = _run(copy, "shared", 1, "-j", "2", "--", SETS, FRESH)
+    shared = _run(copy, "shared", 1, "-j", "1", "--", SETS, FRESH)  # one process for L2
     isolated = _run(copy, "isolated", 0, "--isolate", "file", "-j", "2", "--", SETS, FRESH)
     shared.expect(
         "the process group is initialised twice" in shared.out, "the contamination never showed"
