@@ -12,8 +12,8 @@ process then gets only what it can take:
   own tests) and without xdist control, and ``-n 0`` so that it never distributes.
 - the up-front collection: the args as given (xdist starts nothing under --collect-only).
 
-The CLI's checks before any process starts (``requested_xdist_workers``, ``option_values``)
-read the text: they are cheap, and they only ever refuse.
+The CLI's check before any process starts (``option_values``) reads the text: it is cheap,
+and it only ever refuses.
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ __all__ = [
     "l2_xdist_flags",
     "option_values",
     "pytest_call",
-    "requested_xdist_workers",
     "resource_child_argv",
     "undistributed_options",
 ]
@@ -304,18 +303,3 @@ def option_values(user_args: list[str], option: str) -> list[str]:
         elif arg.startswith(option + "="):
             values.append(arg.split("=", 1)[1])
     return values
-
-
-def requested_xdist_workers(user_args: list[str]) -> int | None:
-    """The ``-n`` the user passed to pytest, when it is a number (a pre-check, by its text)."""
-    for i, arg in enumerate(user_args):
-        value: str | None = None
-        if arg in ("-n", "--numprocesses") and i + 1 < len(user_args):
-            value = user_args[i + 1]
-        elif arg.startswith("--numprocesses="):
-            value = arg.split("=", 1)[1]
-        elif arg.startswith("-n") and len(arg) > 2:
-            value = arg[2:]
-        if value is not None and value.isdigit():
-            return int(value)
-    return None
