@@ -27,7 +27,7 @@ import pytest
 from simpler.coverage.process_env import LABEL_ENV as COVERAGE_LABEL_ENV
 from simpler.coverage.process_env import worker_label
 from simpler.plugin.device_assignment import ASSIGNED_DEVICE, DeviceAssigner
-from simpler.plugin.no_device_tests import no_device_tests, uses_no_device
+from simpler.plugin.no_device_tests import known_to_use_no_device
 from simpler.plugin.options import PluginSettings
 from simpler.plugin.state import write_record
 from simpler.plugin.test_records import (
@@ -117,8 +117,7 @@ class CrashWatch:
         # starting its device: an L2 test uses the pooled worker (docs/design.md, Phases),
         # so it counts as holding one, and the fresh-process retry decides what it was --
         # except a test that simpler run's collection found uses no device.
-        no_device = no_device_tests(self._config)
-        uses_none = no_device is not None and uses_no_device(no_device, crashitem)
+        uses_none = known_to_use_no_device(self._config, crashitem)
         setup_died = crashitem not in self._setup_done and not uses_none
         poisoned = held is not None or setup_died
         started = self._started.get(crashitem)

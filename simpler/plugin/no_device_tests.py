@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["no_device_tests", "uses_no_device"]
+__all__ = ["known_to_use_no_device", "no_device_tests"]
 
 _LIST = pytest.StashKey[frozenset[str]]()
 
@@ -29,6 +29,8 @@ def no_device_tests(config: pytest.Config) -> frozenset[str] | None:
     return known
 
 
-def uses_no_device(tests: frozenset[str], nodeid: str) -> bool:
-    """``nodeid`` as xdist names it: ``--dist loadgroup`` appends ``@group`` to a test's id."""
-    return nodeid in tests or nodeid.rpartition("@")[0] in tests
+def known_to_use_no_device(config: pytest.Config, nodeid: str) -> bool:
+    """Whether this session was told that ``nodeid`` uses no device (``nodeid`` as xdist
+    names it: ``--dist loadgroup`` appends ``@group`` to a test's id)."""
+    tests = no_device_tests(config)
+    return tests is not None and (nodeid in tests or nodeid.rpartition("@")[0] in tests)

@@ -35,7 +35,7 @@ from typing import Any
 from xdist.scheduler import LoadFileScheduling, LoadGroupScheduling, LoadScopeScheduling
 
 from simpler.plugin.device_assignment import ASSIGNED_DEVICE
-from simpler.plugin.no_device_tests import no_device_tests, uses_no_device
+from simpler.plugin.no_device_tests import known_to_use_no_device, no_device_tests
 
 __all__ = ["NO_DEVICE_UNIT", "make_scheduler"]
 
@@ -83,10 +83,7 @@ class _CrashSafeScopes:
 
     def _split_scope(self, nodeid: str) -> str:
         scope: str = super()._split_scope(nodeid)  # type: ignore[misc]
-        routed = no_device_tests(self.config)
-        if routed is not None and uses_no_device(routed, nodeid):
-            return scope + NO_DEVICE_UNIT
-        return scope
+        return scope + NO_DEVICE_UNIT if known_to_use_no_device(self.config, nodeid) else scope
 
     def schedule(self) -> None:
         """The first schedule: the collection into units, then each worker topped up, those
@@ -169,14 +166,15 @@ class CrashSafeLoadGroup(_CrashSafeScopes, LoadGroupScheduling):  # type: ignore
     pass
 
 
-class CrashSafeLoadTest(_CrashSafeScopes, LoadScopeScheduling):  # type: ignore[misc]
-    """``--dist load`` or ``worksteal`` where some workers hold no device: a test a unit."""
+class _TestScopes(LoadScopeScheduling):  # type: ignore[misc]
+    """A test a unit."""
 
     def _split_scope(self, nodeid: str) -> str:
-        routed = no_device_tests(self.config)
-        if routed is not None and uses_no_device(routed, nodeid):
-            return nodeid + NO_DEVICE_UNIT
         return nodeid
+
+
+class CrashSafeLoadTest(_CrashSafeScopes, _TestScopes):
+    """``--dist load`` or ``worksteal`` where some workers hold no device: a test a unit."""
 
 
 _BY_DIST: dict[str, type[_CrashSafeScopes]] = {

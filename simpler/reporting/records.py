@@ -162,7 +162,7 @@ class PhaseRecord(Record):
     returncode = Field(_int)
     duration_s = Field(_duration)
     slots = Field(_int)  # end: the processes the phase could keep busy at once (-j)
-    devices = Field(_ints)  # end: the devices it held
+    devices = Field(_ints)  # end: the devices its tests used
 
     @property
     def is_start(self) -> bool:

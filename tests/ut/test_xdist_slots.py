@@ -23,9 +23,13 @@ IDS += ["c.py::p1", "d.py::p1", "d.py::p2"]
 USES_CARD = {"a.py::dev", "c.py::dev"}
 
 
-def _routing(tmp_path: Path, workers: int, dist: str = "loadfile") -> Any:
+def _routing(
+    tmp_path: Path, workers: int, dist: str = "loadfile", no_device: list[str] | None = None
+) -> Any:
+    """The scheduler, told which tests use no device (default: those of IDS)."""
     listed = tmp_path / "no-device.txt"
-    listed.write_text("".join(f"{n}\n" for n in IDS if n not in USES_CARD))
+    told = no_device if no_device is not None else [n for n in IDS if n not in USES_CARD]
+    listed.write_text("".join(f"{n}\n" for n in told))
     values = {"tx": ["popen"] * workers, "dist": dist}
     config = SimpleNamespace(
         getvalue=values.__getitem__,
@@ -39,6 +43,15 @@ def _node(worker_id: str, device: int | None) -> FakeNode:
     node = FakeNode(worker_id)
     node.workerinput[ASSIGNED_DEVICE] = device  # as the controller's CrashWatch hands it out
     return node
+
+
+def _one_card_two_workers(sched: Any, ids: list[str]) -> tuple[FakeNode, FakeNode]:
+    """gw0 holding the card and gw1 holding none, both collected, the first schedule made."""
+    gw0, gw1 = _node("gw0", 0), _node("gw1", None)
+    _join(sched, gw0, ids)
+    _join(sched, gw1, ids)
+    sched.schedule()
+    return gw0, gw1
 
 
 def _run_to_the_end(sched: Any, nodes: list[FakeNode]) -> dict[str, list[str]]:
@@ -60,10 +73,7 @@ def _run_to_the_end(sched: Any, nodes: list[FakeNode]) -> dict[str, list[str]]:
 
 def test_one_card_two_workers_the_cards_tests_only_where_the_card_is(tmp_path: Path) -> None:
     sched = _routing(tmp_path, workers=2)
-    gw0, gw1 = _node("gw0", 0), _node("gw1", None)
-    _join(sched, gw0, IDS)
-    _join(sched, gw1, IDS)
-    sched.schedule()
+    gw0, gw1 = _one_card_two_workers(sched, IDS)
     ran = _run_to_the_end(sched, [gw0, gw1])
     assert sorted(ran["gw0"] + ran["gw1"]) == sorted(IDS)  # every test once
     assert set(ran["gw0"]) >= USES_CARD
@@ -74,10 +84,7 @@ def test_one_card_two_workers_the_cards_tests_only_where_the_card_is(tmp_path: P
 
 def test_the_worker_that_holds_the_card_takes_the_cards_tests_first(tmp_path: Path) -> None:
     sched = _routing(tmp_path, workers=2)
-    gw0, gw1 = _node("gw0", 0), _node("gw1", None)
-    _join(sched, gw0, IDS)
-    _join(sched, gw1, IDS)
-    sched.schedule()
+    gw0, gw1 = _one_card_two_workers(sched, IDS)
     ran = _run_to_the_end(sched, [gw0, gw1])
     assert ran["gw0"][:2] == ["a.py::dev", "c.py::dev"]
 
@@ -86,22 +93,15 @@ def test_a_worker_without_a_card_stops_when_only_the_cards_tests_are_left(
     tmp_path: Path,
 ) -> None:
     ids = ["a.py::dev", "a.py::dev2", "b.py::dev", "b.py::dev2", "c.py::dev", "d.py::p1"]
-    listed = tmp_path / "no-device.txt"
-    sched = _routing(tmp_path, workers=2)
-    listed.write_text("d.py::p1\n")
-    gw0, gw1 = _node("gw0", 0), _node("gw1", None)
-    _join(sched, gw0, ids)
-    _join(sched, gw1, ids)
-    sched.schedule()
+    sched = _routing(tmp_path, workers=2, no_device=["d.py::p1"])
+    gw0, gw1 = _one_card_two_workers(sched, ids)
     assert gw1.sent == [["d.py::p1"]] and gw1.shutting_down
     assert "c.py" in sched.workqueue and not gw0.shutting_down  # c.py waits for the card
 
 
 def test_more_workers_than_units_never_stops_the_one_holding_the_card(tmp_path: Path) -> None:
     ids = ["a.py::dev", "b.py::p1"]
-    listed = tmp_path / "no-device.txt"
-    sched = _routing(tmp_path, workers=4)
-    listed.write_text("b.py::p1\n")
+    sched = _routing(tmp_path, workers=4, no_device=["b.py::p1"])
     # The card's worker joined last: xdist's own would shut it down as one too many.
     nodes = [_node("gw1", None), _node("gw2", None), _node("gw3", None), _node("gw0", 0)]
     for node in nodes:
@@ -114,13 +114,8 @@ def test_more_workers_than_units_never_stops_the_one_holding_the_card(tmp_path: 
 
 def test_a_replacement_for_the_cards_worker_takes_its_unfinished_tests(tmp_path: Path) -> None:
     ids = ["a.py::dev", "a.py::dev2", "a.py::dev3", "b.py::p1", "b.py::p2", "b.py::p3"]
-    listed = tmp_path / "no-device.txt"
-    sched = _routing(tmp_path, workers=2)
-    listed.write_text("b.py::p1\nb.py::p2\nb.py::p3\n")
-    gw0, gw1 = _node("gw0", 0), _node("gw1", None)
-    _join(sched, gw0, ids)
-    _join(sched, gw1, ids)
-    sched.schedule()
+    sched = _routing(tmp_path, workers=2, no_device=["b.py::p1", "b.py::p2", "b.py::p3"])
+    gw0, gw1 = _one_card_two_workers(sched, ids)
     _complete(sched, gw0, "a.py::dev")
     assert sched.remove_node(gw0) == "a.py::dev2"  # crashed running it: its verdict
     assert "a.py" in sched.workqueue
@@ -134,10 +129,7 @@ def test_a_replacement_for_the_cards_worker_takes_its_unfinished_tests(tmp_path:
 def test_dist_load_is_routed_a_test_a_unit_and_left_alone_when_not_told(tmp_path: Path) -> None:
     for dist in ("load", "worksteal"):
         sched = _routing(tmp_path, workers=2, dist=dist)
-        gw0, gw1 = _node("gw0", 0), _node("gw1", None)
-        _join(sched, gw0, IDS)
-        _join(sched, gw1, IDS)
-        sched.schedule()
+        gw0, gw1 = _one_card_two_workers(sched, IDS)
         ran = _run_to_the_end(sched, [gw0, gw1])
         assert set(ran["gw0"]) >= USES_CARD and not USES_CARD & set(ran["gw1"])
     values = {"tx": ["popen"] * 2, "dist": "load"}
@@ -153,10 +145,7 @@ def test_not_told_every_worker_takes_any_file(tmp_path: Path) -> None:
         getvalue=values.__getitem__, option=SimpleNamespace(loadscopereorder=False)
     )
     sched = make_scheduler(config, None)
-    gw0, gw1 = _node("gw0", 0), _node("gw1", None)
-    _join(sched, gw0, IDS)
-    _join(sched, gw1, IDS)
-    sched.schedule()
+    gw0, gw1 = _one_card_two_workers(sched, IDS)
     ran = _run_to_the_end(sched, [gw0, gw1])
     assert ran["gw1"] and ran["gw0"]
     assert sorted(ran["gw0"] + ran["gw1"]) == sorted(IDS)
