@@ -5,8 +5,9 @@ touched no device, or, where forking is unsafe, as fresh interpreters as before.
 Forking is unsafe for a platform whose runtime cannot survive a fork (``cuda``: a CUDA
 context is lost in a forked child), for a project that says so (ini
 ``simpler_fork_children = false``), or when ``SIMPLER_FORK_CHILDREN=0``. The warm process
-starts with the first child; if it cannot start, or dies, the children left start fresh,
-and the summary says so once (:attr:`ChildStarts.how`).
+starts early where the run may need it (beside the up-front collection, whose one process
+leaves the other cores idle), else with the first child; if it cannot start, or dies, the
+children left start fresh, and the summary says so once (:attr:`ChildStarts.how`).
 """
 
 from __future__ import annotations
@@ -61,6 +62,12 @@ class ChildStarts:
         work (the L2 phase); the first child then forks at once."""
         if self.forking and self._warm is None:
             self._warm = WarmProcess(self._preload(), list(AFTER_FORK), self._warm_env(env))
+
+    def refuse(self, why: str) -> None:
+        """Children start as fresh interpreters after all (``why``, learnt after the warm
+        process may have started): it is closed."""
+        self.close()
+        self._mode = f"fresh interpreters ({why})"
 
     def close(self) -> None:
         if self._warm is not None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from simpler.contract import PHASE_ORDER
 from simpler.coverage.options import cov_options
@@ -23,7 +25,7 @@ from simpler.orchestrator.preflight import check_env_numbers, check_faults, chec
 from simpler.orchestrator.pytest_args import PytestArgs
 from simpler.orchestrator.quarantine_setup import load_run_quarantine, warn_unmatched
 from simpler.orchestrator.run_identity import check_run_id, run_id_for
-from simpler.orchestrator.slots import run_slots
+from simpler.orchestrator.slots import cpu_count, run_slots
 from simpler.share.listing import ResourceTest, SuiteListing
 from simpler.usage import UsageError
 
@@ -48,51 +50,81 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
     check_env_numbers()
     quarantine = load_run_quarantine(options.quarantine, PROG)  # before anything runs
     split = RunShare.read(options.shard, options.shard_durations, options.plan, options.job)
-    listing, parsed_args, fork = _listing(
-        options.platform, devices, phases, pytest_args, split.splits
-    )
-    if options.isolate is not None and parsed_args.numprocesses is not None:
-        raise UsageError(
-            f"{PROG}: -n {parsed_args.numprocesses} after -- and --isolate {options.isolate} both "
-            "say how the L2 tests share processes: give one (-j N sets how many run at once)"
+    children = _early_children(options, phases, coverage.enabled)
+    with _closed_on_error(children):
+        listing, parsed_args, fork = _listing(
+            options.platform, devices, phases, pytest_args, split.splits
         )
-    warn_unmatched(quarantine, listing)
-    l2_files: list[str] | None = None
-    resource_tests = listing.resource if listing is not None else None
-    if split.splits and listing is not None:
-        mine = split.share(listing, len(devices))
-        if mine.empty:
-            print(f"{PROG}: {split} has nothing to run (the suite has fewer units)")
-            return None
-        l2_files, resource_tests = mine.l2_files, mine.resource
-        _check_fit(mine.resource, devices, phases)
-    path = report.report_path(options.report).resolve()
-    ctx = RunContext(
-        platform=options.platform,
-        devices=devices,
-        slots=slots,
-        report=path,
-        run_id=run_id_for(
-            path, explicit=options.run_id, starts_run="l2" in phases or options.new_run
-        ),
-        pytest_args=parsed_args,
-        options=options,
-        resource_tests=resource_tests,
-        l2_files=l2_files,
-        l2_tests=_l2_tests(listing, l2_files),
-        l2_plain=frozenset(listing.plain) if listing is not None else frozenset(),
-        shard=split.label,
-        history=_history(options.history, phases),
-        test_quarantine=quarantine,
-        isolate=options.isolate,
-        children=ChildStarts(options.platform, project_allows=fork),
-    )
-    if coverage.enabled:
-        ctx.coverage = RunCoverage(coverage, data_dir_of(path, ctx.run_id))
-        ctx.children.preload_more.append("coverage")  # each child starts it after its fork
-    # Last: the collection above is part of the start-up the deadline must leave room for.
-    ctx.deadline = run_deadline(options.deadline or os.environ.get(DEADLINE_ENV), PROG)
-    return ctx, phases
+        if not fork:
+            children.refuse("the project's simpler_fork_children = false")
+        if options.isolate is not None and parsed_args.numprocesses is not None:
+            raise UsageError(
+                f"{PROG}: -n {parsed_args.numprocesses} after -- and --isolate {options.isolate} "
+                "both say how the L2 tests share processes: give one (-j N sets how many run at "
+                "once)"
+            )
+        warn_unmatched(quarantine, listing)
+        l2_files: list[str] | None = None
+        resource_tests = listing.resource if listing is not None else None
+        if split.splits and listing is not None:
+            mine = split.share(listing, len(devices))
+            if mine.empty:
+                children.close()
+                print(f"{PROG}: {split} has nothing to run (the suite has fewer units)")
+                return None
+            l2_files, resource_tests = mine.l2_files, mine.resource
+            _check_fit(mine.resource, devices, phases)
+        path = report.report_path(options.report).resolve()
+        ctx = RunContext(
+            platform=options.platform,
+            devices=devices,
+            slots=slots,
+            report=path,
+            run_id=run_id_for(
+                path, explicit=options.run_id, starts_run="l2" in phases or options.new_run
+            ),
+            pytest_args=parsed_args,
+            options=options,
+            resource_tests=resource_tests,
+            l2_files=l2_files,
+            l2_tests=_l2_tests(listing, l2_files),
+            l2_plain=frozenset(listing.plain) if listing is not None else frozenset(),
+            shard=split.label,
+            history=_history(options.history, phases),
+            test_quarantine=quarantine,
+            isolate=options.isolate,
+            children=children,
+        )
+        if not ((resource_tests and "resource" in phases) or (ctx.isolate and "l2" in phases)):
+            children.close()  # started on the chance: this run's L2 and Resource start no child
+        if coverage.enabled:
+            ctx.coverage = RunCoverage(coverage, data_dir_of(path, ctx.run_id))
+        # Last: the collection above is part of the start-up the deadline must leave room for.
+        ctx.deadline = run_deadline(options.deadline or os.environ.get(DEADLINE_ENV), PROG)
+        return ctx, phases
+
+
+def _early_children(options: RunOptions, phases: list[str], coverage: bool) -> ChildStarts:
+    """How the run's children start, the warm process already starting where the run may
+    fork one (an isolated L2, a Resource phase) and a core is free beside the up-front
+    collection: its preloads then cost the run nothing. Closed again when it is not needed."""
+    children = ChildStarts(options.platform)
+    if coverage:
+        children.preload_more.append("coverage")  # each child starts it after its fork
+    may_fork = "resource" in phases or (options.isolate is not None and "l2" in phases)
+    if may_fork and cpu_count() > 1:
+        children.start(dict(os.environ))
+    return children
+
+
+@contextmanager
+def _closed_on_error(children: ChildStarts) -> Iterator[None]:
+    """No warm process outlives a run refused before it started."""
+    try:
+        yield
+    except BaseException:
+        children.close()
+        raise
 
 
 def _devices(text: str) -> list[int]:

@@ -132,3 +132,18 @@ def test_an_isolated_unit_whose_forked_process_dies_before_a_verdict_runs_once_m
     assert done.returncode == 0, done.stdout[-3000:]
     assert "tests/test_e_forked.py: its child, forked from the warm process, died" in done.stdout
     assert _verdict(done) == "simpler: 5 passed, 0 recovered, 0 flaky, 0 failed -> exit 0"
+
+
+def test_a_project_that_refuses_forking_gets_fresh_children_though_the_warm_process_started(
+    simpler_run: Any, suite: Path
+) -> None:
+    """The warm process starts beside the up-front collection, before the project's ini is
+    read: the ini's refusal, learnt after, still holds for every child."""
+    (suite / "pytest.ini").write_text(
+        "[pytest]\npythonpath = tests\nsimpler_fork_children = false\n"
+    )
+    done = _run(simpler_run, suite, "--isolate", "file", "-j", "2")
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "children: fresh interpreters (the project's simpler_fork_children = false)" in (
+        done.stdout
+    )
