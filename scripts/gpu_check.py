@@ -33,13 +33,14 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import psutil
 from gpu_check_child import FAULT_KERNELS
 
+from simpler.compat import UTC
 from simpler.usage import OneLineParser, UsageError
 
 CHILD = Path(__file__).resolve().with_name("gpu_check_child.py")

@@ -15,8 +15,9 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 
+from simpler.compat import UTC
 from simpler.history.model import CAUSES, STATES, StripMark, TestScore
 
 __all__ = ["CAUSE_MEANINGS", "MARKS", "STATE_MEANINGS", "render_page"]

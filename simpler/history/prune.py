@@ -13,8 +13,8 @@ A run with no start time is judged by when it was imported, so that it too ages 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
+from simpler.compat import UTC, iso_moment
 from simpler.history.run_rows import delete_runs
 from simpler.history.store.connection import Connection, transaction
 from simpler.history.suites import drop_unused_suites
@@ -34,7 +34,7 @@ def parse_before(text: str) -> float:
     """``--before``'s date as unix seconds: an ISO date (midnight) or date-time, UTC unless it
     names its offset. Raises ValueError with a one-line message."""
     try:
-        moment = datetime.fromisoformat(text.strip())
+        moment = iso_moment(text)
     except ValueError:
         raise ValueError(
             f"not a date: {text!r} (expected an ISO date or date-time in UTC, "

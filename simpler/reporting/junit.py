@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from junitparser import Error, Failure, Skipped
@@ -37,6 +37,7 @@ from junitparser.xunit2 import (
     TestSuite,
 )
 
+from simpler.compat import UTC
 from simpler.contract import (
     FAILED_OUTCOMES,
     GREEN_OUTCOMES,

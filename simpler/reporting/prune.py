@@ -13,9 +13,9 @@ import stat
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
+from simpler.compat import UTC, iso_moment
 from simpler.reporting.report_file import (
     Record,
     ReportUnreadable,
@@ -67,7 +67,7 @@ def parse_cutoff(text: str) -> float | None:
     """An ISO date or datetime as seconds since the epoch (UTC unless it names a zone);
     None when ``text`` is not one."""
     try:
-        moment = datetime.fromisoformat(text.strip())
+        moment = iso_moment(text)
     except ValueError:
         return None
     if moment.tzinfo is None:

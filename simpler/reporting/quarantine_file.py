@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from simpler.compat import tomllib
 from simpler.reporting.atomic_write import write_atomically
 from simpler.reporting.toml_text import toml_string
 

@@ -16,13 +16,13 @@ import subprocess
 import sys
 import textwrap
 import time
-import tomllib
 from contextlib import closing
 from pathlib import Path
 
 import pytest
 from test_history_attribution import Run, hang_with_victims
 
+from simpler.compat import tomllib
 from simpler.history.schema import DEFAULT_DB
 from simpler.history.store import store_ref
 

@@ -7,12 +7,13 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import closing
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 from history_rows import HOUR, T0, add_run, open_db, seed
 
+from simpler.compat import UTC
 from simpler.history.prune import PruneResult, parse_before, prune_before
 
 

@@ -9,12 +9,13 @@ import os
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from simpler.cli import main
+from simpler.compat import UTC
 from simpler.contract import EXIT_INFRA, EXIT_USAGE
 from simpler.reporting import report_file
 from simpler.reporting.prune import parse_cutoff, prune_before

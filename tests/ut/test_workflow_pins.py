@@ -4,10 +4,11 @@ SHA with its tag beside it, and the pytest-floor job installs the floor pyprojec
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
+
+from simpler.compat import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.y*ml"))
