@@ -1,15 +1,19 @@
-"""Writing the files a run leaves behind (JUnit XML, the timeline): whole, or not at all."""
+"""Writing the files simpler leaves for users (JUnit XML, the timeline, the history page, the
+durations file, a plan): whole, or not at all, with the mode a plain ``open()`` gives them."""
 
 from __future__ import annotations
 
 import errno
 import os
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["make_parent_dir", "write_atomically"]
+__all__ = ["make_parent_dir", "plain_file_mode", "write_atomically"]
+
+_UMASK_LOCK = threading.Lock()  # reading the umask sets it: no other thread may see the 0
 
 
 def make_parent_dir(target: Path) -> None:
@@ -29,9 +33,18 @@ def write_atomically(target: Path, write: Callable[[BinaryIO], object]) -> None:
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as stream:
-            os.fchmod(stream.fileno(), 0o644)  # mkstemp's 0600 would hide it from CI tools
+            # mkstemp's 0600 would hide the file from the user's group and from CI tools.
+            os.fchmod(stream.fileno(), plain_file_mode())
             write(stream)
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def plain_file_mode() -> int:
+    """The mode ``open(path, "w")`` would give a new file: 0666 less the user's umask."""
+    with _UMASK_LOCK:
+        umask = os.umask(0o077)
+        os.umask(umask)
+    return 0o666 & ~umask

@@ -26,14 +26,14 @@ from __future__ import annotations
 import fcntl
 import json
 import math
-import os
 import statistics
-import tempfile
 from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from simpler.reporting.atomic_write import write_atomically
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -243,15 +243,8 @@ def _locked(path: Path) -> Iterator[None]:
 
 def write_document(path: Path, document: dict[str, Any]) -> None:
     """Write a durations document beside ``path`` and rename it over ``path`` in one step."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(document, stream, indent=1, sort_keys=True)
-            stream.write("\n")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    text = json.dumps(document, indent=1, sort_keys=True) + "\n"
+    write_atomically(path, lambda stream: stream.write(text.encode("utf-8")))
 
 
 def is_duration(value: object) -> bool:

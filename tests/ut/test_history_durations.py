@@ -4,7 +4,9 @@ attempts of every run in the window, read back by the scheduler's own reader."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import stat
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -152,3 +154,18 @@ def test_a_schema_1_file_gains_the_phase_durations_when_opened(tmp_path: Path) -
         columns = [row[1] for row in opened.execute("PRAGMA table_info(run_phases)")]
         assert "duration_s" in columns
         assert opened.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o027, 0o640), (0o002, 0o664)])
+def test_the_file_gets_the_mode_a_plain_open_would_give(
+    conn: sqlite3.Connection, tmp_path: Path, umask: int, mode: int
+) -> None:
+    """Not mkstemp's 0600: a file for the user's CI tools and group, as ``open()`` makes it."""
+    runs_of(conn, [(TEST, Try("passed", duration_s=2.0))])
+    out = tmp_path / "d.json"
+    previous = os.umask(umask)
+    try:
+        export_durations(conn, out)
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(out.stat().st_mode) == mode
