@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from simpler.ci import gha
 from simpler.ci.quarantine_markup import quarantine_markdown, quarantine_warnings
-from simpler.contract import EXIT_INFRA, EXIT_USAGE
+from simpler.contract import EXIT_INFRA, EXIT_NO_TESTS, EXIT_USAGE
 from simpler.coverage.options import CovOptions
 from simpler.coverage.reports import CoverageResult
 from simpler.orchestrator.context import RunContext
@@ -71,6 +71,12 @@ class SummarySettings(Protocol):
     def junit(self) -> Path | None: ...
 
 
+WHERE_RUNS_GO = (
+    "a run writes its records where simpler run --report names, else $SIMPLER_REPORT, "
+    f"else {report.DEFAULT_REPORT}"
+)
+
+
 def print_report(paths: Sequence[str | Path], options: ReportOptions) -> int:
     """Print the summary of ``paths``: the latest run of each, merged."""
     # Records are acyclic JSON trees: the cyclic collector would only rescan them, again and
@@ -87,6 +93,14 @@ def _print_report(paths: Sequence[str | Path], options: ReportOptions) -> int:
     if isinstance(loaded, int):
         return loaded
     per_file, malformed = loaded
+    empty = [str(path) for path, records in zip(paths, per_file, strict=True) if not records]
+    if empty and not malformed:
+        for name in empty:
+            print(f"simpler report: {name} holds no run (no record in it): {WHERE_RUNS_GO}",
+                  file=sys.stderr)  # fmt: skip
+        if len(empty) == len(per_file):
+            print(f"simpler: nothing ran: no run in {', '.join(empty)} -> exit {EXIT_NO_TESTS}")
+            return EXIT_NO_TESTS
     records = select_latest_runs(per_file)
     sources = [
         (Path(path), file_records) for path, file_records in zip(paths, per_file, strict=True)

@@ -75,3 +75,21 @@ def test_sigint_mid_run_the_verdict_line_says_130_and_counts_what_got_no_verdict
     assert last.startswith("simpler: 1 passed, "), out[-3000:]
     assert last.endswith(" 8 not run -> exit 130 (interrupted by SIGINT)")
     assert "*** 8 planned test(s) not run (l2: interrupted by SIGINT) ***" in out
+
+
+def test_an_empty_report_file_says_it_holds_no_run_and_where_runs_go(
+    simpler_run: Any, tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    alone = simpler_run("report", "--file", str(empty))
+    assert alone.returncode == 5
+    assert _last(alone.stdout) == f"simpler: nothing ran: no run in {empty} -> exit 5"
+    assert alone.stderr.strip() == (
+        f"simpler report: {empty} holds no run (no record in it): a run writes its records "
+        "where simpler run --report names, else $SIMPLER_REPORT, else .simpler/report.jsonl"
+    )
+    ran = simpler_run(*RUN, "--", SUITE, env={"NOTHING_RAN_MODE": "skip"})
+    beside = simpler_run("report", "--file", str(empty), "--file", str(ran.report))
+    assert beside.returncode == 0 and _last(beside.stdout) == _last(ran.stdout)
+    assert f"{empty} holds no run" in beside.stderr
