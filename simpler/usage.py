@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     Options = TypeVar("Options", bound=DataclassInstance)
 
 __all__ = [
+    "InfraError",
     "OneLineParser",
     "UsageError",
     "one_line_exit",
@@ -30,6 +31,11 @@ Errors = tuple[type[BaseException], ...]
 
 class UsageError(Exception):
     """Bad input: one line on stderr, exit 2."""
+
+
+class InfraError(Exception):
+    """Not the user's input: what simpler drives failed (pytest stopped with an internal
+    error): one line on stderr, exit 3."""
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -84,7 +90,7 @@ def one_line_exit(
         if isinstance(error, (UsageError, *usage)):
             print(f"error: {_named(prog, error)}", file=sys.stderr)
             return EXIT_USAGE
-        if isinstance(error, (OSError, *infra)):
+        if isinstance(error, (OSError, InfraError, *infra)):
             print(f"error: {_named(prog, error)}", file=sys.stderr)
         else:
             print(f"error: {prog} failed: {type(error).__name__}: {error}", file=sys.stderr)

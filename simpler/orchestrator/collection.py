@@ -10,6 +10,7 @@ pytest process answers both; it collects only when the listing is wanted.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -17,14 +18,21 @@ from pathlib import Path
 from typing import Any
 
 from simpler.contract import USAGE_ERROR_KEY
-from simpler.orchestrator.pytest_args import PYTEST_NO_TESTS, PytestArgs, collection_argv
+from simpler.orchestrator.pytest_args import (
+    PYTEST_INTERNAL_ERROR,
+    PYTEST_NO_TESTS,
+    PytestArgs,
+    collection_argv,
+)
 from simpler.share.listing import ResourceTest, SuiteListing
+from simpler.usage import InfraError
 
 __all__ = [
     "ListingError",
     "SuiteInspection",
     "collect_suite",
     "inspect_suite",
+    "internal_error_reason",
 ]
 
 
@@ -61,6 +69,13 @@ def inspect_suite(
         )
         done = subprocess.run(argv, capture_output=True, text=True, check=False)
         output = (done.stdout + done.stderr).strip().splitlines()
+        if done.returncode == PYTEST_INTERNAL_ERROR:
+            # Every phase would meet the same error (a config warning under filterwarnings =
+            # error, a plugin that crashed): the run stops here, with pytest's exit code.
+            raise InfraError(
+                f"pytest stopped with an internal error collecting the suite: "
+                f"{internal_error_reason(output)}"
+            )
         if not described.exists():
             raise ValueError(f"pytest refused the arguments after --: {_error_line(output)}")
         description = json.loads(described.read_text())
@@ -87,6 +102,19 @@ def collect_suite(platform: str, devices: list[int], pytest_args: list[str]) -> 
     if found.listing is None:
         raise ListingError(found.listing_error or "collecting the suite failed")
     return found.listing
+
+
+def internal_error_reason(output: list[str]) -> str:
+    """pytest's own last ``INTERNALERROR>`` line, the exception named without its module
+    (``PytestConfigWarning: Unknown config option: timeout``)."""
+    marked = [line.partition("INTERNALERROR>")[2].strip() for line in output]
+    reason = next((line for line in reversed(marked) if line), None)
+    if reason is None:
+        return (output or ["no output"])[-1].strip()
+    name, colon, message = reason.partition(": ")
+    if colon and re.fullmatch(r"[\w.]+", name):
+        return f"{name.rpartition('.')[2]}: {message}"
+    return reason
 
 
 def _error_line(output: list[str]) -> str:

@@ -27,7 +27,7 @@ from simpler.orchestrator.quarantine_setup import load_run_quarantine, warn_unma
 from simpler.orchestrator.run_identity import check_run_id, run_id_for
 from simpler.orchestrator.slots import cpu_count, run_slots
 from simpler.share.listing import ResourceTest, SuiteListing
-from simpler.usage import UsageError
+from simpler.usage import InfraError, UsageError
 
 __all__ = ["prepare_run"]
 
@@ -185,6 +185,8 @@ def _listing(
         found = inspect_suite(platform, devices, pytest_args, listing=wanted)
     except ValueError as error:
         raise UsageError(f"{PROG}: {error}") from None
+    except InfraError as error:
+        raise InfraError(f"{PROG}: {error}") from None
     check_platform(platform, found.runner_hook)
     listing = found.listing
     if found.listing_error is not None:

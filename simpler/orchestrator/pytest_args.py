@@ -30,6 +30,7 @@ __all__ = [
     "NO_DISTRIBUTION",
     "OPTION",
     "PLUGIN",
+    "PYTEST_INTERNAL_ERROR",
     "PYTEST_NO_TESTS",
     "PYTEST_USAGE_ERROR",
     "SELECTION",
@@ -49,6 +50,7 @@ __all__ = [
 # pytest's "no tests collected" and "usage error" exit codes.
 PYTEST_NO_TESTS = 5
 PYTEST_USAGE_ERROR = 4
+PYTEST_INTERNAL_ERROR = 3
 
 # What each argument is, by what pytest's parser applied for it.
 SELECTION = "selection"  # test paths and node ids (and a bare ``--``, which only precedes them)

@@ -7,9 +7,17 @@ import subprocess
 import sys
 
 from simpler.ci import gha
-from simpler.contract import DEADLINE_AT_ENV, DURATIONS_ENV, EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from simpler.contract import (
+    DEADLINE_AT_ENV,
+    DURATIONS_ENV,
+    EXIT_FAILED,
+    EXIT_INFRA,
+    EXIT_OK,
+    EXIT_USAGE,
+)
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.pytest_args import (
+    PYTEST_INTERNAL_ERROR,
     PYTEST_NO_TESTS,
     PYTEST_USAGE_ERROR,
     PytestCall,
@@ -89,9 +97,12 @@ def _wait_for_deadline(ctx: RunContext, child: ChildProcess) -> int:
 
 
 def phase_exit(pytest_rc: int) -> int:
-    """pytest's exit code as a phase's: no tests selected is not a failure of the phase."""
+    """pytest's exit code as a phase's: no tests selected is not a failure of the phase, and
+    pytest's internal error is no failed test but the run's infrastructure failing (3)."""
     if pytest_rc in (0, PYTEST_NO_TESTS):
         return EXIT_OK
     if pytest_rc == PYTEST_USAGE_ERROR:
         return EXIT_USAGE
+    if pytest_rc == PYTEST_INTERNAL_ERROR:
+        return EXIT_INFRA
     return EXIT_FAILED

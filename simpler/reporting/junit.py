@@ -37,7 +37,6 @@ from junitparser.xunit2 import (
     TestSuite,
 )
 
-from simpler.compat import UTC
 from simpler.contract import (
     FAILED_OUTCOMES,
     GREEN_OUTCOMES,
@@ -46,6 +45,7 @@ from simpler.contract import (
     strip_ansi,
 )
 from simpler.reporting.atomic_write import write_atomically
+from simpler.reporting.compat import UTC
 from simpler.reporting.records import ChildRecord, Record, TestRecord
 from simpler.reporting.resource_block import (
     child_failed,

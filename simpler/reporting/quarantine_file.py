@@ -20,8 +20,8 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from simpler.compat import tomllib
 from simpler.reporting.atomic_write import write_atomically
+from simpler.reporting.compat import tomllib
 from simpler.reporting.toml_text import toml_string
 
 __all__ = [

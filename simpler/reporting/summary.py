@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from simpler.contract import EXIT_FAILED, EXIT_NO_TESTS, EXIT_OK, OUTCOME_ORDER
+from simpler.contract import EXIT_FAILED, EXIT_INFRA, EXIT_NO_TESTS, EXIT_OK, OUTCOME_ORDER
 from simpler.devices import format_devices
 from simpler.reporting.completeness import Completeness, Emptiness, completeness_of, early_stops
 from simpler.reporting.failure_block import failures_section
@@ -92,6 +92,7 @@ def summarize(
     coverage_gate: str | None = None,  # why the coverage gate failed (--cov-fail-under)
 ) -> Summary:
     analysis = analyze(records)
+    ruling = ruling or _recorded_ruling(analysis.phases)
     incomplete = bool(analysis.incomplete_phases)
     red = bool(analysis.failures) or incomplete
     summary = Summary(
@@ -118,6 +119,15 @@ def summarize(
     )
     summary.text = _render(summary, analysis, tail_lines, early_stops(records), reasons)
     return summary
+
+
+def _recorded_ruling(phases: list[PhaseAccount]) -> Ruling | None:
+    """The run's infrastructure failure as its phase records keep it (pytest's internal error,
+    a phase failed inside simpler): a report read again is exactly as red as the run was."""
+    broken = [p.name for p in phases if p.returncode == EXIT_INFRA and p.name not in READER_PHASES]
+    if not broken:
+        return None
+    return Ruling(EXIT_INFRA, f"infrastructure failure in phase {', '.join(broken)}")
 
 
 def _exit_code(summary: Summary, fail_on_flaky: bool, fail_if_nothing_ran: bool) -> int:

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from simpler.contract import GREEN_OUTCOMES, PASSING_OUTCOMES, phase_rank
+from simpler.contract import EXIT_INFRA, GREEN_OUTCOMES, PASSING_OUTCOMES, phase_rank
 from simpler.reporting.records import (
     ChildRecord,
     LifecycleRecord,
@@ -305,15 +305,16 @@ def _failed_children(records: Sequence[Record]) -> dict[str, ChildRecord]:
 
 
 def _unexplained_failure(phase: PhaseAccount) -> bool:
-    # pytest exits 2-4 when interrupted, on an internal error or on a usage error: the phase
-    # ran nothing it could report, and a red phase with no red test must still be red.
-    # 1 with no failing test means the failing test's record was lost; 5 is "no tests
-    # collected", an empty selection rather than a failure.
+    # A phase's returncode is simpler's: 2 a usage error, 3 pytest's internal error; each
+    # ran nothing it could report, and a red phase with no red test must still be red. 1 with
+    # no failing test means the failing test's record was lost; 5 is "no tests collected", an
+    # empty selection rather than a failure. 3 is red by the run's ruling (infrastructure),
+    # not as a failed test: its tests are counted as not run.
     if phase.errors:
         return True
     if phase.interrupted or phase.deadline:
         return False  # a signal or the deadline is not a failed test: its tests are not run
-    if phase.name in READER_PHASES or phase.returncode in (None, 0, 5):
+    if phase.name in READER_PHASES or phase.returncode in (None, 0, EXIT_INFRA, 5):
         return False
     return not any(
         count for outcome, count in phase.counts.items() if outcome not in GREEN_OUTCOMES

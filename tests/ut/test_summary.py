@@ -239,7 +239,7 @@ def test_failed_child_whose_test_passed_on_retry_is_not_a_failure() -> None:
 
 
 def test_phase_that_crashed_without_reporting_a_failing_test_is_red() -> None:
-    crashed = record("phase", "l2", event="end", counts={}, returncode=3, duration_s=0.1)
+    crashed = record("phase", "l2", event="end", counts={}, returncode=1, duration_s=0.1)
     records = [
         record("phase", "l2", event="start"),
         crashed,
@@ -247,7 +247,24 @@ def test_phase_that_crashed_without_reporting_a_failing_test_is_red() -> None:
     ]
     summary = summarize(records)
     assert summary.exit_code == 1
-    assert "phase l2 ended with returncode 3 but reported no failing test" in summary.text
+    assert "phase l2 ended with returncode 1 but reported no failing test" in summary.text
+
+
+def test_a_phase_whose_pytest_stopped_on_an_internal_error_is_infrastructure_not_a_test() -> None:
+    """Its phase record keeps 3: read again, the report is as red as the run was, and no test
+    is counted as failed."""
+    stopped = record("phase", "l2", event="end", counts={}, returncode=3, duration_s=0.1)
+    records = [
+        record("phase", "l2", event="start"),
+        stopped,
+        *phase_span("resource", result("tests/st/test_m.py::test_two", "passed", phase="resource")),
+    ]
+    summary = summarize(records)
+    assert summary.exit_code == 3 and summary.failures == []
+    assert summary.text.rstrip().splitlines()[-1] == (
+        "simpler: 1 passed, 0 recovered, 0 flaky, 0 failed -> exit 3 "
+        "(infrastructure failure in phase l2)"
+    )
 
 
 def test_phase_counts_fall_back_to_the_end_record() -> None:
