@@ -49,3 +49,21 @@ def test_the_floor_job_installs_the_pytest_pyproject_allows() -> None:
     floor = next(found[1] for found in floors if found)
     workflow = (ROOT / ".github" / "workflows" / "ci.yml").read_text()
     assert re.findall(r"'pytest==([\d.]+)\.\*'", workflow) == [floor]
+
+
+def test_ci_runs_the_oldest_and_the_newest_python_simpler_supports() -> None:
+    """The floor requires-python states, the Pythons noxfile.py knows, and the versions the
+    workflow tests on are one set of facts: the tests on the oldest and the newest, the
+    scene suite on the oldest."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    floor = re.fullmatch(r">=(3\.\d+)", project["requires-python"])
+    assert floor is not None
+    noxfile = (ROOT / "noxfile.py").read_text()
+    listed = re.search(r"^PYTHONS = \(([^)]*)\)", noxfile, re.MULTILINE)
+    assert listed is not None
+    pythons = re.findall(r'"(3\.\d+)"', listed[1])
+    oldest, newest = pythons[0], pythons[-1]
+    assert oldest == floor[1]
+    workflow = (ROOT / ".github" / "workflows" / "ci.yml").read_text()
+    jobs = set(re.findall(r'- \{ python: "(3\.\d+)", session: (\w+) \}', workflow))
+    assert {(oldest, "tests"), (newest, "tests"), (oldest, "st_a5")} <= jobs
