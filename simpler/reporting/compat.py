@@ -30,6 +30,7 @@ _BASIC_DATE = re.compile(r"^(\d{4})(\d{2})(\d{2})(?=$|[T ])")  # 20250131 -> 202
 _BASIC_TIME = re.compile(r"(?<=[T ])(\d{2})(\d{2})(\d{2})?(?=$|[.,+\-Z])")  # T1230 -> T12:30
 _FRACTION = re.compile(r"[.,](\d+)")  # any number of digits; 3.10 takes 3 or 6
 _ZULU = re.compile(r"Z$")
+_BASIC_OFFSET = re.compile(r"(?<=\d)([+-])(\d{2})(\d{2})$")  # -0530 -> -05:30
 
 
 def iso_moment(text: str) -> datetime:
@@ -48,4 +49,5 @@ def _as_310_reads(text: str) -> str:
     text = _BASIC_DATE.sub(r"\1-\2-\3", text)
     text = _BASIC_TIME.sub(lambda m: ":".join(g for g in m.groups() if g), text)
     text = _FRACTION.sub(lambda m: "." + (m.group(1) + "000000")[:6], text)
+    text = _BASIC_OFFSET.sub(r"\1\2:\3", text)
     return _ZULU.sub("+00:00", text)
