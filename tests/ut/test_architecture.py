@@ -26,6 +26,8 @@ LAYERS = (
     ("simpler.scheduler",),
     ("simpler.ci",),
     ("simpler.history",),
+    # The impact map: built from a run's coverage, kept in the history, read to select tests.
+    ("simpler.impact",),
     ("simpler.plugin",),
     # A split suite (its listing, shards, plan file, a job's share, the planned jobs a merged
     # report lacks) sits below both the orchestrator that runs a share and the fleet that

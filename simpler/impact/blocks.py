@@ -1,0 +1,117 @@
+"""A Python file's code blocks, the unit the impact map records a test against.
+
+A block is one function or method (its decorators, signature and body; a nested function
+is a block of its own and part of the one around it), or the file's module-level code:
+everything that runs when the file is imported (imports, constants, class bodies, the
+``def`` statements themselves with their decorators and defaults). Each block has a
+checksum of its source's syntax tree: comments, blank lines, formatting and docstrings do
+not change it; any change to what the code does does.
+
+``blocks_of(source)`` gives the blocks of a file and the block each line belongs to (the
+innermost function around it, else the module), so the lines a test ran map to the blocks
+it ran.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import hashlib
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+__all__ = ["MODULE", "Block", "FileBlocks", "blocks_of"]
+
+MODULE = "<module>"  # the qualified name of a file's module-level block
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+Node = TypeVar("Node", bound=ast.AST)
+
+
+@dataclass(frozen=True)
+class Block:
+    qualname: str  # MODULE, or as Python names it: "Foo.bar", "outer.<locals>.inner"
+    checksum: str
+    first_line: int
+    last_line: int
+
+
+@dataclass
+class FileBlocks:
+    blocks: dict[str, Block] = field(default_factory=dict)  # qualname -> block
+    _by_line: dict[int, str] = field(default_factory=dict)  # line -> innermost function
+
+    def block_at(self, line: int) -> str:
+        """The qualified name of the block that line ``line`` belongs to."""
+        return self._by_line.get(line, MODULE)
+
+
+def blocks_of(source: str) -> FileBlocks:
+    """The blocks of ``source``; SyntaxError when it is not Python."""
+    tree = ast.parse(source)
+    found = FileBlocks()
+    functions: list[tuple[str, Function]] = []
+    _collect(tree, "", functions)
+    for qualname, node in functions:
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        last = node.end_lineno or node.lineno
+        found.blocks[qualname] = Block(qualname, _checksum(node), first, last)
+        # Outer functions come first: an inner one overwrites its own lines.
+        for line in range(first, last + 1):
+            found._by_line[line] = qualname
+    last_line = max((getattr(n, "end_lineno", 0) or 0 for n in ast.walk(tree)), default=0)
+    found.blocks[MODULE] = Block(MODULE, _checksum(_module_level(tree)), 1, max(last_line, 1))
+    return found
+
+
+def _collect(node: ast.AST, prefix: str, out: list[tuple[str, Function]]) -> None:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+            qualname = f"{prefix}{child.name}"
+            out.append((qualname, child))
+            _collect(child, f"{qualname}.<locals>.", out)
+        elif isinstance(child, ast.ClassDef):
+            _collect(child, f"{prefix}{child.name}.", out)
+        else:
+            _collect(child, prefix, out)
+
+
+def _checksum(node: ast.AST) -> str:
+    """A digest of ``node``'s syntax, docstrings left out (positions are not part of it)."""
+    text = ast.dump(_without_docstrings(node), annotate_fields=False, include_attributes=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _without_docstrings(node: ast.AST) -> ast.AST:
+    bare = _copy(node)
+    for each in ast.walk(bare):
+        body = getattr(each, "body", None)
+        if (
+            isinstance(each, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and isinstance(body, list)
+            and body
+            and _is_docstring(body[0])
+        ):
+            each.body = body[1:] or [ast.Pass()]
+    return bare
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
+
+
+def _module_level(tree: ast.Module) -> ast.Module:
+    """The module with every function's body left out: what runs at import (a ``def`` runs
+    its decorators and defaults, never its body)."""
+    bare = _copy(tree)
+    for each in ast.walk(bare):
+        if isinstance(each, ast.FunctionDef | ast.AsyncFunctionDef):
+            each.body = [ast.Pass()]
+    return bare
+
+
+def _copy(node: Node) -> Node:
+    return copy.deepcopy(node)
