@@ -1,0 +1,93 @@
+"""The impact map of a run: per test, the code blocks it ran, from the run's combined coverage.
+
+A measured run with per-test contexts (``--cov-context test``) names, on each line, every test
+that ran it (``nodeid|run``, ``nodeid|attempt N``), from every process of the run. Each line
+maps to its block (``simpler.impact.blocks``): a test ran a block when it ran any line of it.
+A line that two tests ran names both (the C tracer keeps every context of a line), so both
+tests hold the block.
+
+Files are named relative to the checkout's root, with ``/``; a measured file outside it (an
+installed package) is not the project's to select on and is left out.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from simpler.impact.blocks import FileBlocks, blocks_of
+
+if TYPE_CHECKING:
+    from coverage import CoverageData
+
+__all__ = ["BlockKey", "ImpactMap", "build_map", "nodeid_of_context"]
+
+BlockKey = tuple[str, str]  # (file relative to the root, qualified name)
+
+
+@dataclass
+class ImpactMap:
+    """Which blocks each test ran, and the checksum each block had when it ran."""
+
+    checksums: dict[BlockKey, str] = field(default_factory=dict)
+    tests: dict[str, set[BlockKey]] = field(default_factory=dict)
+    unreadable: list[str] = field(default_factory=list)  # measured files that are not Python
+
+    def add(self, other: ImpactMap) -> None:
+        """The union: another job's or shard's map of the same commit."""
+        self.checksums.update(other.checksums)
+        for nodeid, blocks in other.tests.items():
+            self.tests.setdefault(nodeid, set()).update(blocks)
+        self.unreadable = sorted({*self.unreadable, *other.unreadable})
+
+
+def nodeid_of_context(context: str) -> str | None:
+    """The node id a context names (``nodeid|run``, ``nodeid|attempt 2``); None for the
+    empty context (code that ran outside any test: imports, collection, fixtures' set-up
+    before the first test)."""
+    nodeid, bar, _attempt = context.rpartition("|")
+    return nodeid if bar and nodeid else None
+
+
+def build_map(data: CoverageData, root: Path) -> ImpactMap:
+    """The impact map in ``data`` (read with its contexts), its files named from ``root``."""
+    built = ImpactMap()
+    root = root.resolve()
+    for measured in sorted(data.measured_files()):
+        relative = _relative(measured, root)
+        if relative is None:
+            continue
+        try:
+            blocks = blocks_of(Path(measured).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            built.unreadable.append(relative)
+            continue
+        for qualname, block in blocks.blocks.items():
+            built.checksums[(relative, qualname)] = block.checksum
+        _add_tests(built, relative, blocks, (data.contexts_by_lineno(measured) or {}).items())
+    return built
+
+
+def _add_tests(
+    built: ImpactMap,
+    relative: str,
+    blocks: FileBlocks,
+    lines: Iterable[tuple[int, list[str]]],
+) -> None:
+    for line, contexts in lines:
+        key = (relative, blocks.block_at(line))
+        for context in contexts:
+            nodeid = nodeid_of_context(context)
+            if nodeid is not None:
+                built.tests.setdefault(nodeid, set()).add(key)
+
+
+def _relative(measured: str, root: Path) -> str | None:
+    path = Path(os.path.realpath(measured))
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return None
