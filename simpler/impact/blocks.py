@@ -3,7 +3,7 @@
 A block is one function or method (its decorators, signature and body; a nested function
 is a block of its own and part of the one around it), or the file's module-level code:
 everything that runs when the file is imported (imports, constants, class bodies, the
-``def`` statements themselves with their decorators and defaults). Each block has a
+``def`` statements' decorators and defaults). Each block has a
 checksum of its source's syntax tree: comments, blank lines, formatting and docstrings do
 not change it; any change to what the code does does.
 
@@ -104,13 +104,29 @@ def _is_docstring(statement: ast.stmt) -> bool:
 
 
 def _module_level(tree: ast.Module) -> ast.Module:
-    """The module with every function's body left out: what runs at import (a ``def`` runs
-    its decorators and defaults, never its body)."""
+    """The module as it runs at import: a ``def`` runs its decorators and defaults, never its
+    body, and a plain one (neither) only binds a name, so adding or removing it is no change
+    of import-time code (the tests that ran a removed function are selected by its block)."""
     bare = _copy(tree)
     for each in ast.walk(bare):
+        body = getattr(each, "body", None)
+        if isinstance(body, list):
+            kept = [s for s in body if not _plain_def(s)]
+            each.body = kept or [ast.Pass()]
         if isinstance(each, ast.FunctionDef | ast.AsyncFunctionDef):
             each.body = [ast.Pass()]
     return bare
+
+
+def _plain_def(statement: ast.stmt) -> bool:
+    if not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    arguments = statement.args
+    return (
+        not statement.decorator_list
+        and not arguments.defaults
+        and not any(default is not None for default in arguments.kw_defaults)
+    )
 
 
 def _copy(node: Node) -> Node:

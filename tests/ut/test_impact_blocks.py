@@ -80,7 +80,17 @@ def test_a_body_change_changes_its_function_and_those_around_it_not_the_module()
 
 def test_import_time_code_changes_the_module_block() -> None:
     before = _checksums(SOURCE)
-    for edit in [("LIMIT = 3", "LIMIT = 4"), ("sides = 4", "sides = 5"),
-                 ("def plain(x):", "def plain(x=1):"), ("@staticmethod", "@classmethod")]:  # fmt: skip
+    edits = [("LIMIT = 3", "LIMIT = 4"), ("sides = 4", "sides = 5"),
+             ("def plain(x):", "def plain(x=1):"), ("@staticmethod", "@classmethod")]  # fmt: skip
+    for edit in edits:
         after = _checksums(SOURCE.replace(*edit))
         assert after[MODULE] != before[MODULE], edit
+
+
+def test_a_plain_def_added_or_removed_is_no_change_of_import_time_code() -> None:
+    """It only binds a name: the tests of a removed function are selected by its own block,
+    and a new one no test ran yet. A decorated one runs its decorator at import."""
+    before = _checksums(SOURCE)[MODULE]
+    assert _checksums(SOURCE + "\n\ndef added(y):\n    return y\n")[MODULE] == before
+    assert _checksums(SOURCE.replace("async def fetch", "async def renamed"))[MODULE] == before
+    assert _checksums(SOURCE + "\n\n@cache\ndef added(y):\n    return y\n")[MODULE] != before

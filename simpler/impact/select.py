@@ -1,0 +1,144 @@
+"""Which tests a change can break, from an impact map, with a reason for every test.
+
+The change is the set of files that differ between the map's commit and the working tree,
+each with its source now (None: deleted). A test is selected when its own file changed, a
+``conftest.py`` on its path changed, it is new (not in the map), or a block it ran changed or
+vanished. Everything else the map cannot see fails closed, in one place: the whole suite
+runs and the rule that said so is named (:attr:`Decision.run_all`):
+
+- a changed file that is none of: Python the map measured, a test file, a ``non_code`` path;
+- import-time code (a module-level block) that changed in a file the tests import: the map
+  does not attribute what an import does to the tests that follow it;
+- a ``run_all`` path.
+
+A change entirely of ``non_code`` files selects nothing, and says so.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from simpler.impact.blocks import MODULE, blocks_of
+from simpler.impact.map import BlockKey, ImpactMap
+
+__all__ = ["Decision", "Rules", "select_tests"]
+
+
+@dataclass(frozen=True)
+class Rules:
+    """``[tool.simpler.affected]``: patterns (fnmatch, ``**`` for any depth) of paths."""
+
+    non_code: tuple[str, ...] = ()  # changes that select nothing (docs/**, *.md)
+    run_all: tuple[str, ...] = ()  # changes that select everything
+
+
+@dataclass
+class Decision:
+    selected: dict[str, list[str]] = field(default_factory=dict)  # nodeid -> its reasons
+    left_out: list[str] = field(default_factory=list)
+    run_all: str | None = None  # the rule that failed closed, when one did
+    non_code: list[str] = field(default_factory=list)  # changed files that select nothing
+
+    @property
+    def everything(self) -> bool:
+        return self.run_all is not None
+
+
+def select_tests(
+    impact: ImpactMap,
+    changes: Mapping[str, str | None],
+    tests: Sequence[str],
+    rules: Rules = Rules(),
+) -> Decision:
+    """The decision for ``tests`` (the suite as collected now) on ``changes``."""
+    decision = Decision()
+    code_changes: dict[str, str | None] = {}
+    for path, source in sorted(changes.items()):
+        if _matches(path, rules.run_all):
+            return _everything(tests, f"{path} is a run_all path")
+        if _matches(path, rules.non_code):
+            decision.non_code.append(path)
+        else:
+            code_changes[path] = source
+    test_files = {_file_of(nodeid) for nodeid in tests}
+    measured = {file for file, _ in impact.checksums}
+    changed_blocks: set[BlockKey] = set()
+    for path, source in code_changes.items():
+        if path in test_files or PurePosixPath(path).name == "conftest.py":
+            continue  # selects by path, below
+        if path not in measured:
+            return _everything(tests, f"{path} changed: the map has no account of it")
+        blocks = _changed_blocks(impact, path, source)
+        if blocks is None or (path, MODULE) in blocks:
+            return _everything(tests, f"{path} changed import-time code the map cannot attribute")
+        changed_blocks |= blocks
+    for nodeid in tests:
+        reasons = _reasons(impact, nodeid, code_changes, changed_blocks)
+        if reasons:
+            decision.selected[nodeid] = reasons
+        else:
+            decision.left_out.append(nodeid)
+    return decision
+
+
+def _reasons(
+    impact: ImpactMap,
+    nodeid: str,
+    code_changes: Mapping[str, str | None],
+    changed_blocks: set[BlockKey],
+) -> list[str]:
+    own = _file_of(nodeid)
+    reasons = []
+    if own in code_changes:
+        reasons.append(f"its file {own} changed")
+    reasons += [f"{path} on its path changed" for path in sorted(code_changes)
+                if _conftest_over(path, own)]  # fmt: skip
+    ran = impact.tests.get(nodeid)
+    if ran is None:
+        return [*reasons, "new test (not in the map)"]
+    reasons += [f"ran changed block {file}::{name}" for file, name in sorted(ran & changed_blocks)]
+    return reasons
+
+
+def _changed_blocks(impact: ImpactMap, path: str, source: str | None) -> set[BlockKey] | None:
+    """The blocks of ``path`` whose checksum differs now (or that vanished); None when the
+    file cannot be read as Python any more."""
+    was = {name: checksum for (file, name), checksum in impact.checksums.items() if file == path}
+    if source is None:
+        return {(path, name) for name in was}
+    try:
+        now = {name: block.checksum for name, block in blocks_of(source).blocks.items()}
+    except (SyntaxError, ValueError):
+        return None
+    return {(path, name) for name, checksum in was.items() if now.get(name) != checksum}
+
+
+def _everything(tests: Iterable[str], why: str) -> Decision:
+    return Decision(selected={nodeid: [why] for nodeid in tests}, run_all=why)
+
+
+def _conftest_over(path: str, test_file: str) -> bool:
+    conftest = PurePosixPath(path)
+    return conftest.name == "conftest.py" and (
+        str(conftest.parent) == "." or PurePosixPath(test_file).is_relative_to(conftest.parent)
+    )
+
+
+def _file_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def _matches(path: str, patterns: Sequence[str]) -> bool:
+    return any(_match(path, pattern) for pattern in patterns)
+
+
+def _match(path: str, pattern: str) -> bool:
+    """fnmatch, where ``dir/**`` is everything under dir and ``*.md`` any depth's name."""
+    if pattern.endswith("/**"):
+        return path.startswith(pattern[:-2])
+    if "/" not in pattern:
+        return fnmatch.fnmatchcase(PurePosixPath(path).name, pattern)
+    return fnmatch.fnmatchcase(path, pattern)

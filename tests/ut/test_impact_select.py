@@ -1,0 +1,106 @@
+"""Selection from the impact map: a changed body selects exactly the tests that ran it, each
+with its reason; a test file, a conftest over it and a new test select by path; what the map
+cannot see runs everything and names the rule; a change of non-code files selects nothing."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from simpler.impact.blocks import MODULE, blocks_of
+from simpler.impact.map import ImpactMap
+from simpler.impact.select import Rules, select_tests
+
+CODE = textwrap.dedent("""
+    LIMIT = 3
+
+
+    def shared(x):
+        return x * 2
+
+
+    def only_a():
+        return shared(1)
+
+
+    def only_b():
+        return shared(2)
+    """)
+A, B, C = "tests/test_x.py::test_a", "tests/test_x.py::test_b", "tests/sub/test_y.py::test_c"
+SUITE = [A, B, C]
+RULES = Rules(non_code=("docs/**", "*.md"), run_all=("pyproject.toml",))
+
+
+def _map() -> ImpactMap:
+    checksums = {("pkg/code.py", n): b.checksum for n, b in blocks_of(CODE).blocks.items()}
+    tests = {
+        A: {("pkg/code.py", "only_a"), ("pkg/code.py", "shared")},
+        B: {("pkg/code.py", "only_b"), ("pkg/code.py", "shared")},
+        C: set(),
+    }
+    return ImpactMap(checksums=checksums, tests=tests)
+
+
+def test_a_changed_body_selects_exactly_the_tests_that_ran_it_with_the_reason() -> None:
+    changed = {"pkg/code.py": CODE.replace("return shared(1)", "return shared(3)")}
+    decision = select_tests(_map(), changed, SUITE, RULES)
+    assert decision.selected == {A: ["ran changed block pkg/code.py::only_a"]}
+    assert decision.left_out == [B, C] and not decision.everything
+
+
+def test_a_shared_function_changed_selects_every_test_that_ran_it() -> None:
+    changed = {"pkg/code.py": CODE.replace("return x * 2", "return x * 3")}
+    assert sorted(select_tests(_map(), changed, SUITE, RULES).selected) == [A, B]
+
+
+def test_a_comment_or_a_docstring_selects_nothing() -> None:
+    changed = {"pkg/code.py": CODE.replace("def only_b():", 'def only_b():\n    """Doc."""  # x')}
+    decision = select_tests(_map(), changed, SUITE, RULES)
+    assert decision.selected == {} and decision.left_out == SUITE
+
+
+def test_a_vanished_block_selects_the_tests_that_ran_it() -> None:
+    changed = {"pkg/code.py": CODE.split("def only_b")[0]}
+    assert list(select_tests(_map(), changed, SUITE, RULES).selected) == [B]
+
+
+def test_test_files_conftests_over_them_and_new_tests_select_by_path() -> None:
+    new = "tests/sub/test_y.py::test_new"
+    changed = {"tests/sub/test_y.py": "x = 1\n", "tests/sub/conftest.py": ""}
+    decision = select_tests(_map(), changed, [*SUITE, new], RULES)
+    assert decision.selected == {
+        C: ["its file tests/sub/test_y.py changed", "tests/sub/conftest.py on its path changed"],
+        new: ["its file tests/sub/test_y.py changed", "tests/sub/conftest.py on its path changed",
+              "new test (not in the map)"],
+    }  # fmt: skip
+    root = select_tests(_map(), {"conftest.py": ""}, SUITE, RULES)
+    assert sorted(root.selected) == sorted(SUITE)
+
+
+def test_a_change_of_non_code_files_alone_selects_nothing_and_says_which() -> None:
+    decision = select_tests(_map(), {"docs/x.md": "", "README.md": ""}, SUITE, RULES)
+    assert decision.selected == {} and decision.non_code == ["README.md", "docs/x.md"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "rule"),
+    [
+        ({"pyproject.toml": ""}, "pyproject.toml is a run_all path"),
+        ({"runner/card.cpp": "int x;"}, "runner/card.cpp changed: the map has no account of it"),
+        ({"pkg/code.py": CODE.replace("LIMIT = 3", "LIMIT = 4")},
+         "pkg/code.py changed import-time code the map cannot attribute"),
+        ({"pkg/code.py": "def broken(:\n"},
+         "pkg/code.py changed import-time code the map cannot attribute"),
+    ],
+)  # fmt: skip
+def test_what_the_map_cannot_see_runs_everything_and_names_the_rule(
+    changes: dict[str, str], rule: str
+) -> None:
+    decision = select_tests(_map(), changes, SUITE, RULES)
+    assert decision.run_all == rule
+    assert decision.selected == {nodeid: [rule] for nodeid in SUITE}
+
+
+def test_the_module_block_is_a_block_of_its_own() -> None:
+    assert ("pkg/code.py", MODULE) in _map().checksums
