@@ -18,7 +18,11 @@ Tables (docs/design.md, "The history store"):
   across imports, and how long each phase took (the L2 phase's start-up a matrix plan adds
   to each job with L2 files is read from it).
 
-Schema 2 added ``run_phases.duration_s``; a schema-1 file gains the column when it is opened.
+- ``impact_maps``, ``impact_blocks``, ``impact_tests``: the impact map of each commit and
+  environment (``simpler.impact.store``).
+
+Schema 2 added ``run_phases.duration_s``, schema 3 the impact map's tables; an older file
+gains them when it is opened.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ __all__ = [
     "connect",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DEFAULT_DB = Path(".simpler") / "history.db"
 # Two CI jobs importing at once: the later waits for the earlier's one transaction per run.
 BUSY_TIMEOUT_S = 60.0
@@ -109,6 +113,31 @@ CREATE TABLE IF NOT EXISTS suite_tests (
     PRIMARY KEY (suite, nodeid)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started);
+-- The impact map (simpler.impact): per commit and environment, the code blocks each test ran.
+-- Jobs and shards of one commit add rows to one map: the union. A test known to the map
+-- with no block of the project's is one row of empty file and name.
+CREATE TABLE IF NOT EXISTS impact_maps (
+    map_id      TEXT PRIMARY KEY,   -- "<commit> <environment>"
+    "commit"    TEXT NOT NULL,
+    environment TEXT NOT NULL,      -- a digest of the Python, the platform and the packages
+    python      TEXT,
+    platform    TEXT,
+    measured    REAL                -- unix seconds of the last run added to it
+);
+CREATE TABLE IF NOT EXISTS impact_blocks (
+    map_id      TEXT NOT NULL,
+    file        TEXT NOT NULL,      -- from the checkout's root, with /
+    qualname    TEXT NOT NULL,      -- <module>, or as Python names it (Foo.bar)
+    checksum    TEXT NOT NULL,
+    PRIMARY KEY (map_id, file, qualname)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS impact_tests (
+    map_id      TEXT NOT NULL,
+    nodeid      TEXT NOT NULL,
+    file        TEXT NOT NULL,
+    qualname    TEXT NOT NULL,
+    PRIMARY KEY (map_id, nodeid, file, qualname)
+) WITHOUT ROWID;
 """
 
 
@@ -207,9 +236,9 @@ def _create(conn: SqliteConnection) -> None:
     # One immediate transaction: two first imports at once make the tables once.
     with transaction(conn):
         version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version == 1:  # the tables are there; schema 2 only adds a column
+        if version == 1:  # schema 2 adds a column to a table schema 1 has
             conn.execute("ALTER TABLE run_phases ADD COLUMN duration_s REAL")
-        elif version < SCHEMA_VERSION:
+        if version < SCHEMA_VERSION:  # every table made that is not there yet
             for statement in DDL.split(";"):
                 if statement.strip():
                     conn.execute(statement)

@@ -145,15 +145,26 @@ def test_the_l2_phases_start_up_is_what_it_took_beyond_its_tests_spread_over_dev
     assert load_measurements(tmp_path / "d.json")["startup:l2"] == Measured((8.0, 4.0), 2)
 
 
-def test_a_schema_1_file_gains_the_phase_durations_when_opened(tmp_path: Path) -> None:
+IMPACT_TABLES = ("impact_maps", "impact_blocks", "impact_tests")
+
+
+@pytest.mark.parametrize("old", [1, 2])
+def test_an_older_file_gains_the_phase_durations_and_the_impact_map_when_opened(
+    tmp_path: Path, old: int
+) -> None:
     path = tmp_path / "old.db"
-    with closing(connect(path)) as made:  # today's, then taken back to schema 1
-        made.execute("ALTER TABLE run_phases DROP COLUMN duration_s")
-        made.execute("PRAGMA user_version = 1")
+    with closing(connect(path)) as made:  # today's, then taken back to schema ``old``
+        for table in IMPACT_TABLES:
+            made.execute(f"DROP TABLE {table}")
+        if old == 1:
+            made.execute("ALTER TABLE run_phases DROP COLUMN duration_s")
+        made.execute(f"PRAGMA user_version = {old}")
     with closing(connect(path)) as opened:
         columns = [row[1] for row in opened.execute("PRAGMA table_info(run_phases)")]
         assert "duration_s" in columns
-        assert opened.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        tables = {row[0] for row in opened.execute("SELECT name FROM sqlite_master")}
+        assert set(IMPACT_TABLES) <= tables
+        assert opened.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
 
 
 @pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o027, 0o640), (0o002, 0o664)])

@@ -139,12 +139,15 @@ def test_an_older_schema_is_upgraded_in_place(postgres_url: str) -> None:
             if "duration_s  REAL" not in statement and statement.strip():
                 conn.execute(statement)
         conn.execute("ALTER TABLE run_phases DROP COLUMN duration_s")  # schema 1 lacked it
+        for table in ("impact_maps", "impact_blocks", "impact_tests"):  # and schema 3's
+            conn.execute(f"DROP TABLE {table}")
         conn.execute("INSERT INTO runs (run_id) VALUES ('kept')")
     open_store(postgres_url).close()
     with psycopg.connect(postgres_url) as conn:
         assert conn.execute("SELECT version FROM simpler_schema").fetchall() == [(SCHEMA_VERSION,)]
         assert conn.execute("SELECT run_id FROM runs").fetchall() == [("kept",)]
         conn.execute("SELECT duration_s FROM run_phases")
+        conn.execute("SELECT map_id, nodeid, file, qualname FROM impact_tests")
 
 
 def test_a_newer_schema_is_refused_in_one_line(

@@ -247,9 +247,9 @@ def _upgrade(conn: PgConnection) -> None:
     with transaction(conn):
         conn.execute("SELECT pg_advisory_xact_lock(?)", (_LOCK_KEY,))
         version = _version(conn)  # another importer may have upgraded while we waited
-        if version == 1:  # the tables are there; schema 2 only adds a column
+        if version == 1:  # schema 2 adds a column to a table schema 1 has
             conn.execute("ALTER TABLE run_phases ADD COLUMN duration_s DOUBLE PRECISION")
-        elif version == 0:
+        if version < SCHEMA_VERSION:  # every table made that is not there yet
             for statement in _postgres_ddl():
                 conn.execute(statement)
         conn.execute(f"DELETE FROM {_VERSION_TABLE}")
