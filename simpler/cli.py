@@ -31,6 +31,7 @@ COMMANDS = {
     "history": "simpler.history.command",
     "plan": "simpler.fleet.command",
     "lifecycle": "simpler.commands.lifecycle",
+    "affected": "simpler.commands.affected",
 }
 # The commands that parse their own command line: main(argv), handed all after their name.
 # Their help is said here, so that --help need not import them.

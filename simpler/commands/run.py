@@ -94,6 +94,12 @@ def add_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     )
     add_cov_arguments(run, run=True)
     run.add_argument(
+        "--impact-map",
+        action="store_true",
+        help="keep which code each test ran (the impact map of HEAD) in the history: "
+        "measures the run with --cov-context test",
+    )
+    run.add_argument(
         "--isolate",
         choices=("file", "test"),
         help="each L2 test file (or test) in a process of its own, as CI proper runs them",

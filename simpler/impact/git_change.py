@@ -12,7 +12,14 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Change", "GitUnanswered", "ancestors", "change_since", "merge_base"]
+__all__ = [
+    "Change",
+    "GitUnanswered",
+    "ancestors",
+    "change_since",
+    "clean_head",
+    "merge_base",
+]
 
 
 class GitUnanswered(RuntimeError):
@@ -40,6 +47,16 @@ def merge_base(root: Path, rev: str) -> str:
                 "(fetch the history: actions/checkout's fetch-depth: 0)"
             ) from None
         raise GitUnanswered(f"HEAD and {rev} share no commit") from None
+
+
+def clean_head(root: Path) -> str:
+    """HEAD's full hash, when the working tree is HEAD's (untracked files aside): what a map
+    measured now belongs to. GitUnanswered says why not."""
+    _git(root, "rev-parse", "--git-dir", what="not a git checkout")
+    head = _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", what="no commit yet")
+    if _git(root, "status", "--porcelain", "--untracked-files=no", what=""):
+        raise GitUnanswered("the working tree has changes: a map belongs to a commit")
+    return head
 
 
 def ancestors(root: Path, commit: str, limit: int) -> list[str]:

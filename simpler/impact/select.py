@@ -24,7 +24,7 @@ from pathlib import PurePosixPath
 from simpler.impact.blocks import MODULE, blocks_of
 from simpler.impact.map import BlockKey, ImpactMap
 
-__all__ = ["Decision", "Rules", "select_tests"]
+__all__ = ["Decision", "Rules", "everything", "select_tests"]
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def select_tests(
     code_changes: dict[str, str | None] = {}
     for path, source in sorted(changes.items()):
         if _matches(path, rules.run_all):
-            return _everything(tests, f"{path} is a run_all path")
+            return everything(tests, f"{path} is a run_all path")
         if _matches(path, rules.non_code):
             decision.non_code.append(path)
         else:
@@ -70,10 +70,10 @@ def select_tests(
         if path in test_files or PurePosixPath(path).name == "conftest.py":
             continue  # selects by path, below
         if path not in measured:
-            return _everything(tests, f"{path} changed: the map has no account of it")
+            return everything(tests, f"{path} changed: the map has no account of it")
         blocks = _changed_blocks(impact, path, source)
         if blocks is None or (path, MODULE) in blocks:
-            return _everything(tests, f"{path} changed import-time code the map cannot attribute")
+            return everything(tests, f"{path} changed import-time code the map cannot attribute")
         changed_blocks |= blocks
     for nodeid in tests:
         reasons = _reasons(impact, nodeid, code_changes, changed_blocks)
@@ -116,7 +116,8 @@ def _changed_blocks(impact: ImpactMap, path: str, source: str | None) -> set[Blo
     return {(path, name) for name, checksum in was.items() if now.get(name) != checksum}
 
 
-def _everything(tests: Iterable[str], why: str) -> Decision:
+def everything(tests: Iterable[str], why: str) -> Decision:
+    """Every test, each for the one rule that failed closed."""
     return Decision(selected={nodeid: [why] for nodeid in tests}, run_all=why)
 
 

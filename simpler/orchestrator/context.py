@@ -18,6 +18,7 @@ from simpler.reporting.records import from_dict
 from simpler.reporting.summary import Ruling
 
 if TYPE_CHECKING:
+    from simpler.impact.run_map import MapTarget
     from simpler.share.listing import ResourceTest
 
 __all__ = ["RunContext"]
@@ -45,6 +46,7 @@ class RunContext:
     ruling: Ruling | None = None  # what the phases before the report decided the exit code is
     shard: str | None = None
     history: str | None = None  # the history (a path or a server URL) this run goes into
+    impact_map: MapTarget | None = None  # --impact-map: where the run's map is kept
     # The test quarantine (simpler-quarantine.toml) loaded before anything ran; None: none.
     test_quarantine: QuarantineFile | None = None
     current_phase: str = ""

@@ -40,3 +40,4 @@ class RunOptions:
     coverage: CovRequest = field(default_factory=CovRequest)
     isolate: str | None = None
     deadline: str | None = None  # --deadline as typed ($SIMPLER_DEADLINE: prepare.py)
+    impact_map: bool = False  # --impact-map: the run's per-test coverage kept in the history

@@ -11,9 +11,12 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from simpler.contract import PHASE_ORDER
-from simpler.coverage.options import cov_options
+from simpler.coverage.options import CovRequest, cov_options
 from simpler.coverage.process_env import RunCoverage, data_dir_of
 from simpler.devices import parse_devices
 from simpler.orchestrator.children import ChildStarts
@@ -29,6 +32,9 @@ from simpler.orchestrator.slots import cpu_count, run_slots
 from simpler.share.listing import ResourceTest, SuiteListing
 from simpler.usage import InfraError, UsageError
 
+if TYPE_CHECKING:
+    from simpler.impact.run_map import MapTarget
+
 __all__ = ["prepare_run"]
 
 PROG = "simpler run"
@@ -41,9 +47,8 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
 
     devices = _devices(options.device)
     _check_run_ids(options.run_id)
-    coverage = cov_options(
-        options.coverage, PROG
-    )  # bad options, or no coverage.py: before any process
+    asked = _impact_coverage(options.coverage) if options.impact_map else options.coverage
+    coverage = cov_options(asked, PROG)  # bad options, or no coverage.py: before any process
     phases = _phases(options.phases)
     slots = run_slots(options.jobs, len(devices), PROG)
     check_faults(options.platform, pytest_args)
@@ -99,6 +104,8 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
             children.close()  # started on the chance: this run's L2 and Resource start no child
         if coverage.enabled:
             ctx.coverage = RunCoverage(coverage, data_dir_of(path, ctx.run_id))
+        if options.impact_map:
+            ctx.impact_map = _impact_target(ctx.history)
         # Last: the collection above is part of the start-up the deadline must leave room for.
         ctx.deadline = run_deadline(options.deadline or os.environ.get(DEADLINE_ENV), PROG)
         return ctx, phases
@@ -125,6 +132,31 @@ def _closed_on_error(children: ChildStarts) -> Iterator[None]:
     except BaseException:
         children.close()
         raise
+
+
+def _impact_coverage(asked: CovRequest) -> CovRequest:
+    """``--impact-map`` measures the run, each line naming the tests that ran it."""
+    if asked.no_cov:
+        raise UsageError(f"{PROG}: --impact-map measures the run: it cannot go with --no-cov")
+    # No source named: the checkout, whose code the map is of (not what is installed beside).
+    sources = asked.cov if asked.cov is not None and any(asked.cov) else (".",)
+    return replace(asked, cov=sources, cov_context="test")
+
+
+def _impact_target(history: str | None) -> MapTarget | None:
+    """Where the map goes: the run's history, else the default one. Not a checkout (nothing
+    to name the map by) is a usage error; a working tree with changes keeps no map, said now."""
+    from simpler.history.store import store_ref
+    from simpler.impact.git_change import GitUnanswered
+    from simpler.impact.run_map import map_target
+
+    try:
+        return map_target(store_ref(history), Path.cwd())
+    except GitUnanswered as why:
+        if "working tree" not in str(why):
+            raise UsageError(f"{PROG}: --impact-map: {why}") from None
+        print(f"{PROG}: --impact-map: {why}; this run keeps no map", file=sys.stderr)
+        return None
 
 
 def _devices(text: str) -> list[int]:

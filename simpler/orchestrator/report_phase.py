@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from simpler.ci import gha
 from simpler.ci.quarantine_markup import quarantine_markdown, quarantine_warnings
@@ -30,6 +30,9 @@ from simpler.reporting.resource_block import latest_children
 from simpler.reporting.summary import Ruling, Summary, select_latest_runs, summarize
 from simpler.share.missing_jobs import ExpectedJob, missing_jobs, missing_ruling
 
+if TYPE_CHECKING:
+    from simpler.impact.run_map import MapTarget
+
 __all__ = ["ReportOptions", "print_report", "report_phase"]
 
 
@@ -44,6 +47,7 @@ class ReportOptions:
     test_quarantine: QuarantineFile | None = None  # what the summary says of quarantined tests
     planned_jobs: tuple[ExpectedJob, ...] = ()  # --plan: each must have sent its report
     coverage: CovOptions | None = None  # simpler report's --cov-report/--cov-fail-under
+    impact: MapTarget | None = None  # simpler run --impact-map: where the run's map is kept
 
     @classmethod
     def of(cls, settings: SummarySettings, **more: Any) -> ReportOptions:
@@ -119,6 +123,8 @@ def _print_records(
     covered = _code_coverage(records, sources, options)
     if covered is not None and covered.unwritten:
         unwritten = ", ".join(filter(None, [unwritten, *covered.unwritten]))
+    if options.impact is not None:
+        unwritten = ", ".join(filter(None, [unwritten, _keep_impact_map(covered, options.impact)]))
     ruling = options.ruling
     if unwritten and (ruling is None or ruling.code == EXIT_USAGE):
         ruling = Ruling(EXIT_INFRA, f"{unwritten} could not be written")
@@ -171,6 +177,19 @@ def _code_coverage(
     if named:
         print("Coverage data missing or partial:", *named, sep="\n")
     return covered
+
+
+def _keep_impact_map(covered: CoverageResult | None, target: MapTarget) -> str:
+    """The run's map kept in the history, said in one line; what could not be kept, if not."""
+    from simpler.impact.run_map import save_run_map
+
+    if covered is None or covered.combined is None:
+        return "the impact map (the run measured nothing)"
+    try:
+        print(save_run_map(covered.combined.data_file, target), flush=True)
+    except Exception as error:  # the history, the disk, a data file: named, exit 3
+        return f"the impact map ({error})"
+    return ""
 
 
 def _write_files(records: list[report.Record], options: ReportOptions) -> str:
@@ -267,7 +286,9 @@ def report_phase(ctx: RunContext) -> int:
     records = [r for r in records if not (isinstance(r, PhaseRecord) and r.phase == "report")]
     if follower.malformed and not records:
         return _nothing_readable([ctx.report], follower.malformed)
-    options = ReportOptions.of(ctx.options, ruling=ctx.ruling, test_quarantine=ctx.test_quarantine)
+    options = ReportOptions.of(
+        ctx.options, ruling=ctx.ruling, test_quarantine=ctx.test_quarantine, impact=ctx.impact_map
+    )
     gc.disable()  # see print_report
     try:
         return _print_records(records, follower.malformed, options, [(ctx.report, records)])

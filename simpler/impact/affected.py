@@ -1,0 +1,62 @@
+"""``simpler affected REV`` and ``simpler run --affected-since REV``: the decision, from git,
+the history's map and the suite as collected now, with the map it used and why.
+
+Everything that keeps the map from answering fails closed here, in one place, with its rule
+named: git cannot find where HEAD met REV (a shallow clone says ``fetch-depth: 0``), no map
+at an ancestor within ``max_age`` commits, only maps of another environment, or a change the
+map cannot see (``simpler.impact.select``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from simpler.history.store import is_server, open_store
+from simpler.impact.git_change import GitUnanswered, ancestors, change_since, merge_base
+from simpler.impact.select import Decision, Rules, everything, select_tests
+from simpler.impact.store import Environment, find_map
+
+__all__ = ["Affected", "BadRevision", "decide"]
+
+NOT_INPUT = ("is not a commit here", "not a git checkout")
+
+
+class BadRevision(ValueError):
+    """REV names no commit, or there is no checkout: the user's input (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Affected:
+    rev: str
+    decision: Decision
+    map_commit: str | None = None
+    commits_back: int | None = None  # from the merge-base to the map's commit
+
+
+def decide(
+    root: Path, rev: str, history: str, tests: Sequence[str], rules: Rules, max_age: int
+) -> Affected:
+    """Which of ``tests`` a change since ``rev`` can break."""
+    try:
+        base = merge_base(root, rev)
+        commits = ancestors(root, base, max_age)
+    except GitUnanswered as why:
+        if any(marker in str(why) for marker in NOT_INPUT):
+            raise BadRevision(str(why)) from None
+        return Affected(rev, everything(tests, str(why)))
+    if not is_server(history) and not Path(history).is_file():
+        return Affected(rev, everything(tests, f"no history at {history}: no impact map"))
+    conn = open_store(history, create=False)
+    try:
+        map_commit, found = find_map(conn, commits, Environment.here())
+    finally:
+        conn.close()
+    if map_commit is None:
+        assert isinstance(found, str)
+        return Affected(rev, everything(tests, found))
+    assert not isinstance(found, str)
+    change = change_since(root, map_commit)
+    decision = select_tests(found, change.files, tests, rules)
+    return Affected(rev, decision, map_commit, commits.index(map_commit))

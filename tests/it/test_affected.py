@@ -1,0 +1,145 @@
+"""Per-test selection end to end, as a user meets it: ``simpler run --impact-map`` keeps the
+map of HEAD in the history, then ``simpler affected`` after a change selects exactly the
+tests that ran the changed code, each with its reason; a docs-only change selects none and
+says so; what the map cannot see runs everything and names why."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/calc.py": """
+        def double(x):
+            return x * 2
+
+
+        def triple(x):
+            return x * 3
+        """,
+    "tests/test_calc.py": """
+        from pkg.calc import double, triple
+
+
+        def test_double():
+            assert double(2) == 4
+
+
+        def test_triple():
+            assert triple(2) == 6
+        """,
+    "tests/test_card.py": """
+        from pkg.calc import double
+
+
+        def test_on_the_card(worker):
+            import numpy as np
+
+            out = worker.run("vector_add", np.ones(4, np.float32), np.ones(4, np.float32))
+            assert (out == 2).all() and double(1) == 2
+        """,
+    "pytest.ini": "[pytest]\npythonpath = .\n",
+    ".gitignore": ".simpler/\n.coverage*\n__pycache__/\n",
+}
+DOUBLE, TRIPLE = "tests/test_calc.py::test_double", "tests/test_calc.py::test_triple"
+CARD = "tests/test_card.py::test_on_the_card"
+
+
+def _git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def project(tmp_path: Path, simpler_run: Any) -> Path:
+    root = tmp_path / "project"
+    for name, text in FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text))
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first")
+    built = simpler_run.suite("tests", device="0", options=("--impact-map",), cwd=root)
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    assert f"impact map of {_git(root, 'rev-parse', 'HEAD')[:10]}: 3 tests" in built.stdout
+    return root
+
+
+def _affected(simpler_run: Any, root: Path, *extra: str) -> dict[str, Any]:
+    done = simpler_run("affected", "HEAD", "--format", "json", *extra, "--", "tests", cwd=root)
+    assert done.returncode == 0, done.stderr
+    document: dict[str, Any] = json.loads(done.stdout)
+    return document
+
+
+def _selected(document: dict[str, Any]) -> dict[str, list[str]]:
+    return {t["nodeid"]: t["reasons"] for t in document["tests"] if t["selected"]}
+
+
+def test_a_changed_body_selects_exactly_the_tests_that_ran_it(
+    simpler_run: Any, project: Path
+) -> None:
+    calc = project / "pkg" / "calc.py"
+    calc.write_text(calc.read_text().replace("return x * 2", "return x + x"))
+    document = _affected(simpler_run, project)
+    assert document["run_all"] is None and document["commits_back"] == 0
+    assert _selected(document) == {
+        DOUBLE: ["ran changed block pkg/calc.py::double"],
+        CARD: ["ran changed block pkg/calc.py::double"],
+    }
+    text = simpler_run("affected", "HEAD", "--", "tests", cwd=project).stdout
+    assert text.startswith("affected since HEAD (map of ") and "2 of 3 tests selected" in text
+    why = simpler_run("affected", "HEAD", "--explain", TRIPLE, "--", "tests", cwd=project)
+    assert why.stdout.strip() == (
+        f"{TRIPLE}: left out: no changed block, file or conftest touched it"
+    )
+
+
+def test_a_docs_only_change_selects_none_and_says_so(simpler_run: Any, project: Path) -> None:
+    (project / "docs").mkdir()
+    (project / "docs" / "guide.md").write_text("# guide\n")
+    done = simpler_run("affected", "HEAD", "--", "tests", cwd=project)
+    assert done.stdout.strip().endswith(
+        "0 of 3 tests selected: every changed file is non-code (docs/guide.md)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "rule"),
+    [
+        ("pyproject.toml", "[project]\nname = 'x'\n",
+         "pyproject.toml changed: the map has no account of it"),
+        ("native/card.cpp", "int x;\n", "native/card.cpp changed: the map has no account of it"),
+        ("pkg/calc.py", "LIMIT = 1\n",
+         "pkg/calc.py changed import-time code the map cannot attribute"),
+    ],
+)  # fmt: skip
+def test_what_the_map_cannot_see_runs_everything_and_names_why(
+    simpler_run: Any, project: Path, path: str, text: str, rule: str
+) -> None:
+    target = project / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text if path != "pkg/calc.py" else target.read_text() + text)
+    document = _affected(simpler_run, project)
+    assert document["run_all"] == rule
+    assert sorted(_selected(document)) == sorted([DOUBLE, TRIPLE, CARD])
+
+
+def test_no_map_runs_everything_and_names_why(simpler_run: Any, project: Path) -> None:
+    empty = project / "elsewhere.db"
+    document = _affected(simpler_run, project, "--history", str(empty))
+    assert document["run_all"] == f"no history at {empty}: no impact map"
+
+
+def test_a_revision_that_is_not_a_commit_is_one_line_and_exit_2(
+    simpler_run: Any, project: Path
+) -> None:
+    done = simpler_run("affected", "no-such-branch", "--", "tests", cwd=project)
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: simpler affected: no-such-branch is not a commit here"
