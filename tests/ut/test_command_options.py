@@ -13,7 +13,8 @@ import pytest
 
 from simpler import cli
 from simpler.capacity import command as capacity_command
-from simpler.commands import lifecycle, report, run, schedule
+from simpler.commands import affected, lifecycle, report, run, schedule
+from simpler.commands.affected import AffectedCommand
 from simpler.commands.lifecycle import LifecycleOptions
 from simpler.commands.report import ReportCommand
 from simpler.commands.schedule import ScheduleOptions
@@ -31,6 +32,7 @@ PARSED = {
     ("report", "--file", "a.jsonl", "--plan", "p.json"): (report, ReportCommand),
     ("schedule", "--devices", "0", "--dry-run", "jobs.json"): (schedule, ScheduleOptions),
     ("lifecycle", "--mermaid"): (lifecycle, LifecycleOptions),
+    ("affected", "origin/main", "--format", "json"): (affected, AffectedCommand),
 }
 
 
@@ -43,7 +45,7 @@ def _is_typed(options: object, kind: type) -> None:
 
 def test_the_table_names_every_command_in_the_order_help_lists_them() -> None:
     assert list(cli.COMMANDS) == [
-        "run", "report", "schedule", "capacity", "history", "plan", "lifecycle",
+        "run", "report", "schedule", "capacity", "history", "plan", "lifecycle", "affected",
     ]  # fmt: skip
     assert set(cli.SELF_PARSING) <= set(cli.COMMANDS)
 
