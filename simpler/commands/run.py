@@ -100,6 +100,12 @@ def add_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
         "measures the run with --cov-context test",
     )
     run.add_argument(
+        "--affected-since",
+        metavar="REV",
+        help="run only the tests a change since REV can break, from the impact map "
+        "(everything, saying why, where the map cannot tell)",
+    )
+    run.add_argument(
         "--isolate",
         choices=("file", "test"),
         help="each L2 test file (or test) in a process of its own, as CI proper runs them",

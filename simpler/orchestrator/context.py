@@ -47,6 +47,10 @@ class RunContext:
     shard: str | None = None
     history: str | None = None  # the history (a path or a server URL) this run goes into
     impact_map: MapTarget | None = None  # --impact-map: where the run's map is kept
+    # --affected-since: the tests a change can break (a file of node ids every L2 process
+    # keeps to), and the decision, each test's reasons, for the L2 phase's start record.
+    only_tests: Path | None = None
+    affected: dict[str, object] | None = None
     # The test quarantine (simpler-quarantine.toml) loaded before anything ran; None: none.
     test_quarantine: QuarantineFile | None = None
     current_phase: str = ""

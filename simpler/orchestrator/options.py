@@ -41,3 +41,4 @@ class RunOptions:
     isolate: str | None = None
     deadline: str | None = None  # --deadline as typed ($SIMPLER_DEADLINE: prepare.py)
     impact_map: bool = False  # --impact-map: the run's per-test coverage kept in the history
+    affected_since: str | None = None  # --affected-since REV: only what a change can break

@@ -34,6 +34,7 @@ from simpler.usage import InfraError, UsageError
 
 if TYPE_CHECKING:
     from simpler.impact.run_map import MapTarget
+    from simpler.orchestrator.affected_run import AffectedRun
 
 __all__ = ["prepare_run"]
 
@@ -69,6 +70,13 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
                 "once)"
             )
         warn_unmatched(quarantine, listing)
+        affected = _affected(options, listing)
+        if affected is not None and affected.empty:
+            children.close()
+            print(f"simpler: {affected.headline} -> exit 0")  # a deliberate, loud empty run
+            return None
+        if affected is not None:
+            listing = affected.listing
         l2_files: list[str] | None = None
         resource_tests = listing.resource if listing is not None else None
         if split.splits and listing is not None:
@@ -106,6 +114,8 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
             ctx.coverage = RunCoverage(coverage, data_dir_of(path, ctx.run_id))
         if options.impact_map:
             ctx.impact_map = _impact_target(ctx.history)
+        if affected is not None:
+            ctx.only_tests, ctx.affected = affected.only_tests, affected.record
         # Last: the collection above is part of the start-up the deadline must leave room for.
         ctx.deadline = run_deadline(options.deadline or os.environ.get(DEADLINE_ENV), PROG)
         return ctx, phases
@@ -132,6 +142,20 @@ def _closed_on_error(children: ChildStarts) -> Iterator[None]:
     except BaseException:
         children.close()
         raise
+
+
+def _affected(options: RunOptions, listing: SuiteListing | None) -> AffectedRun | None:
+    """``--affected-since``: the suite cut to what the change can break, said now."""
+    if options.affected_since is None:
+        return None
+    if listing is None:
+        print(f"{PROG}: --affected-since: the suite was not collected: everything runs")
+        return None
+    from simpler.orchestrator.affected_run import select_affected
+
+    affected = select_affected(options.affected_since, listing, options.history)
+    print(f"{PROG}: {affected.headline}", flush=True)
+    return affected
 
 
 def _impact_coverage(asked: CovRequest) -> CovRequest:

@@ -72,7 +72,8 @@ def run_pytest(ctx: RunContext, call: PytestCall, label: str, *, distributes: bo
 def l2_plugin_flags(ctx: RunContext) -> list[str]:
     """What every L2 pytest process, pooled or isolated, asks of the plugin."""
     no_recovery = ["--simpler-no-recovery"] if ctx.options.no_recovery else []
-    return ["--simpler-class-lines", *no_recovery]
+    only = [f"--simpler-only-tests={ctx.only_tests}"] if ctx.only_tests is not None else []
+    return ["--simpler-class-lines", *no_recovery, *only]
 
 
 def deadline_env(ctx: RunContext) -> dict[str, str]:

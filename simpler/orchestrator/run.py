@@ -135,7 +135,8 @@ def _plan(ctx: RunContext, name: str) -> dict[str, object]:
     if name == "resource":
         return {"planned": [t.nodeid for t in resource], "selected": selected}
     plain = [n for n in ctx.l2_tests if n in ctx.l2_plain]
-    return {"planned": list(ctx.l2_tests), "no_device": plain, "selected": selected}
+    affected = {"affected": ctx.affected} if ctx.affected is not None else {}
+    return {"planned": list(ctx.l2_tests), "no_device": plain, "selected": selected, **affected}
 
 
 def _devices_used(records: list[Record]) -> list[int]:

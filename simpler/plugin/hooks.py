@@ -11,7 +11,7 @@ from __future__ import annotations
 import faulthandler
 import os
 import signal
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 
 import pytest
@@ -23,6 +23,7 @@ from simpler.plugin.crash_watch import CrashWatch
 from simpler.plugin.deadline_guard import DeadlineGuard
 from simpler.plugin.fixtures import devices, simpler_platform, worker
 from simpler.plugin.invocation import write_arg_description
+from simpler.plugin.listed_tests import listed_tests
 from simpler.plugin.needs import (
     BadHookAnswer,
     check_answers,
@@ -225,17 +226,23 @@ def pytest_collection_modifyitems(
         check_answers(items, pooled=uses_pooled_worker)
     except BadHookAnswer as bad:
         raise refuse(session, bad) from None
+    only = listed_tests(config, "simpler_only_tests")
+    if only is not None:  # simpler run --affected-since: the tests a change can break
+        _keep(config, items, lambda item: item.nodeid in only)
     phase = config.stash[SETTINGS].phase
     if phase not in SELECTING_PHASES:
         return
     wants_devices = phase == "resource"
-    keep: list[pytest.Item] = []
-    drop: list[pytest.Item] = []
-    for item in items:
-        mine = (device_need(item) is not None) == wants_devices
-        (keep if mine else drop).append(item)
-    if drop:
-        config.hook.pytest_deselected(items=drop)
+    _keep(config, items, lambda item: (device_need(item) is not None) == wants_devices)
+
+
+def _keep(
+    config: pytest.Config, items: list[pytest.Item], wanted: Callable[[pytest.Item], bool]
+) -> None:
+    """Deselect, as pytest's own ``--deselect`` does, the items that are not ``wanted``."""
+    keep = [item for item in items if wanted(item)]
+    if len(keep) != len(items):
+        config.hook.pytest_deselected(items=[item for item in items if not wanted(item)])
         items[:] = keep
 
 

@@ -7,26 +7,17 @@ judge a crash: a test that uses no device poisons no worker when its process die
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-__all__ = ["known_to_use_no_device", "no_device_tests"]
+from simpler.plugin.listed_tests import listed_tests
 
-_LIST = pytest.StashKey[frozenset[str]]()
+__all__ = ["known_to_use_no_device", "no_device_tests"]
 
 
 def no_device_tests(config: pytest.Config) -> frozenset[str] | None:
     """The node ids the file names; None when this session was told nothing (not under
     ``simpler run``'s L2 phase, or a suite it could not collect up front)."""
-    path = getattr(config.option, "simpler_no_device_tests", None)
-    if not path:
-        return None
-    known = config.stash.get(_LIST, None)
-    if known is None:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-        known = config.stash[_LIST] = frozenset(line for line in lines if line)
-    return known
+    return listed_tests(config, "simpler_no_device_tests")
 
 
 def known_to_use_no_device(config: pytest.Config, nodeid: str) -> bool:

@@ -47,6 +47,7 @@ OPTION_DESTS = (
     "simpler_phase",
     "simpler_retry_role",
     "simpler_no_device_tests",
+    "simpler_only_tests",
     "simpler_list",
     "simpler_args",
 )
@@ -129,6 +130,12 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="FILE",
         help="(set by simpler run) the L2 tests that use no device, a node id a line: xdist "
         "workers that hold no device run only these",
+    )
+    group.addoption(
+        "--simpler-only-tests",
+        metavar="FILE",
+        help="(set by simpler run --affected-since) run only these tests, a node id a line: "
+        "the rest are deselected",
     )
     group.addoption(
         "--simpler-list",

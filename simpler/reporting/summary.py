@@ -162,6 +162,7 @@ def _render(
     how = [p.children for p in summary.phases if p.children]
     if how:  # said once: the last phase that started children says how the run's started
         lines.append(f"children: {how[-1]}")
+    lines += [p.affected for p in summary.phases if p.affected]
     lines.append("")
     if summary.incomplete:
         names = ", ".join(_phase_name(p, len(summary.runs) > 1) for p in analysis.incomplete_phases)

@@ -143,3 +143,44 @@ def test_a_revision_that_is_not_a_commit_is_one_line_and_exit_2(
     done = simpler_run("affected", "no-such-branch", "--", "tests", cwd=project)
     assert done.returncode == 2
     assert done.stderr.strip() == "error: simpler affected: no-such-branch is not a commit here"
+
+
+def test_a_run_affected_since_runs_only_the_selected_tests_and_keeps_their_reasons(
+    simpler_run: Any, project: Path
+) -> None:
+    calc = project / "pkg" / "calc.py"
+    calc.write_text(calc.read_text().replace("return x * 3", "return x + x + x"))
+    done = simpler_run.suite("tests", device="0", options=("--affected-since", "HEAD"),
+                             cwd=project)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert {r["nodeid"] for r in done.records("test")} == {TRIPLE}
+    (start,) = done.records("phase", event="start", phase="l2")
+    assert start["planned"] == [TRIPLE]
+    assert start["affected"]["reasons"] == {TRIPLE: ["ran changed block pkg/calc.py::triple"]}
+    assert "affected since HEAD (map of " in done.stdout and "1 of 3 tests selected" in done.stdout
+
+
+def test_a_run_of_a_non_code_change_runs_nothing_green_and_says_so(
+    simpler_run: Any, project: Path
+) -> None:
+    (project / "CHANGES.md").write_text("- nothing yet\n")
+    done = simpler_run.suite("tests", device="0", options=("--affected-since", "HEAD"),
+                             cwd=project)  # fmt: skip
+    assert done.returncode == 0
+    assert (
+        done.stdout.rstrip()
+        .splitlines()[-1]
+        .endswith("0 of 3 tests selected: every changed file is non-code (CHANGES.md) -> exit 0")
+    )
+    assert done.records("test") == []
+
+
+def test_a_run_whose_change_the_map_cannot_see_runs_everything(
+    simpler_run: Any, project: Path
+) -> None:
+    (project / "setup.cfg").write_text("[metadata]\nname = x\n")
+    done = simpler_run.suite("tests", device="0", options=("--affected-since", "HEAD"),
+                             cwd=project)  # fmt: skip
+    assert done.returncode == 0
+    assert {r["nodeid"] for r in done.records("test")} == {DOUBLE, TRIPLE, CARD}
+    assert "everything runs (setup.cfg changed: the map has no account of it)" in done.stdout
