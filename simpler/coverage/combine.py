@@ -50,6 +50,15 @@ def combine_runs(runs: list[RunData], out: Path, root: str | None = None) -> Com
         stale.unlink(missing_ok=True)
     combined = Combined(out)
     target = CoverageData(basename=str(out))
+    try:
+        _combine_into(target, runs, here, combined)
+        target.write()
+    finally:
+        target.close()  # its SQLite connection: left to the collector, 3.13 warns of it
+    return combined
+
+
+def _combine_into(target: CoverageData, runs: list[RunData], here: str, combined: Combined) -> None:
     for run in runs:
         accounts, unclaimed = account_processes(run)
         mapper = _root_mapper(run.root, here)
@@ -68,8 +77,6 @@ def combine_runs(runs: list[RunData], out: Path, root: str | None = None) -> Com
                 owner.files.remove(path)
                 owner.unreadable.append(problem)
         combined.accounts += accounts
-    target.write()
-    return combined
 
 
 def _merge(

@@ -113,6 +113,15 @@ def write_reports(combined: Combined, options: CovOptions) -> CoverageResult:
 
     cov = coverage.Coverage(data_file=str(combined.data_file), config_file=options.config or True)
     cov.load()
+    try:
+        return _reported(cov, combined, options)
+    finally:
+        cov.get_data().close()  # its SQLite connection: left to the collector, 3.13 warns
+
+
+def _reported(cov: Coverage, combined: Combined, options: CovOptions) -> CoverageResult:
+    import coverage
+
     result = CoverageResult(None, combined=combined, fail_under=options.fail_under)
     precision = cov.get_option("report:precision")
     result.precision = precision if isinstance(precision, int) and precision > 0 else 1

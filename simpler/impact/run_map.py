@@ -33,8 +33,11 @@ def save_run_map(data_file: Path, target: MapTarget) -> str:
     from simpler.history.store import open_store, store_label
 
     data = CoverageData(basename=str(data_file))
-    data.read()
-    impact = build_map(data, target.root)
+    try:
+        data.read()
+        impact = build_map(data, target.root)
+    finally:
+        data.close()
     conn = open_store(target.history)
     try:
         save_map(conn, target.commit, Environment.here(), impact)

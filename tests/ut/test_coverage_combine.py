@@ -22,6 +22,7 @@ def _data_file(folder: Path, label: str, pid: int, lines: dict[str, list[int]]) 
     data = CoverageData(basename=str(folder / label), suffix=f"host.pid{pid}.Xabcdefx")
     data.add_lines(lines)
     data.write()
+    data.close()  # Python 3.13 warns of an SQLite connection left to the collector
     return Path(data.data_filename())
 
 
@@ -37,7 +38,10 @@ def _ended(label: str, pid: int, why: str | None) -> CoverageRecord:
 def _lines(path: Path) -> dict[str, set[int]]:
     data = CoverageData(str(path))
     data.read()
-    return {name: set(data.lines(name) or ()) for name in data.measured_files()}
+    try:
+        return {name: set(data.lines(name) or ()) for name in data.measured_files()}
+    finally:
+        data.close()
 
 
 def test_the_files_of_every_process_combine_and_each_is_accounted_for(tmp_path: Path) -> None:

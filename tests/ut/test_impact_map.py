@@ -64,7 +64,10 @@ def measured(tmp_path: Path) -> ImpactMap:
         sys.settrace(previous)
     cov.save()
     data = cov.get_data()
-    return build_map(data, tmp_path)
+    try:
+        return build_map(data, tmp_path)
+    finally:
+        data.close()  # Python 3.13 warns of an SQLite connection left to the collector
 
 
 def test_each_test_holds_the_blocks_it_ran_and_a_shared_line_names_both(
