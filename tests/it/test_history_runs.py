@@ -18,6 +18,7 @@ import re
 import sqlite3
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -137,7 +138,7 @@ def test_the_victim_is_stable_and_its_failures_were_the_device(history: Path) ->
 
 def _run_numbers_oldest_first(db: Path) -> list[int]:
     """The seeded runs in the order they started (two ran at a time, so not 1..10)."""
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn:  # its own with commits, never closes
         rows = conn.execute("SELECT run_id FROM runs ORDER BY started, run_id").fetchall()
     return [int(run_id.rsplit("-", 1)[1]) for (run_id,) in rows]
 
@@ -255,7 +256,7 @@ def test_a_run_with_history_imports_itself_and_a_bad_database_stops_it_before_an
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]
     assert "simpler: run imported into the history" in run.stderr
     assert run.stdout.rstrip().splitlines()[-1].endswith("-> exit 1")  # still the last line
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn:  # its own with commits, never closes
         assert conn.execute("SELECT run_id, complete FROM runs").fetchall() == [("with-history", 1)]
         verdict = conn.execute(
             "SELECT outcome, cause FROM verdicts WHERE nodeid = ?", (BROKEN,)
