@@ -9,12 +9,13 @@ map cannot see (``simpler.impact.select``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from simpler.history.store import is_server, open_store
 from simpler.impact.git_change import GitUnanswered, ancestors, change_since, merge_base
+from simpler.impact.recent import recent_trouble
 from simpler.impact.select import Decision, Rules, everything, select_tests
 from simpler.impact.store import Environment, find_map
 
@@ -36,9 +37,16 @@ class Affected:
 
 
 def decide(
-    root: Path, rev: str, history: str, tests: Sequence[str], rules: Rules, max_age: int
+    root: Path,
+    rev: str,
+    history: str,
+    tests: Sequence[str],
+    rules: Rules,
+    max_age: int,
+    unskippable: Collection[str] = (),
 ) -> Affected:
-    """Which of ``tests`` a change since ``rev`` can break."""
+    """Which of ``tests`` a change since ``rev`` can break; the ``unskippable`` ones, and
+    those the history saw fail or flake in its last ``rules.recent_runs`` runs, always."""
     try:
         base = merge_base(root, rev)
         commits = ancestors(root, base, max_age)
@@ -51,12 +59,15 @@ def decide(
     conn = open_store(history, create=False)
     try:
         map_commit, found = find_map(conn, commits, Environment.here())
+        standing = recent_trouble(conn, rules.recent_runs) if rules.recent_runs else {}
     finally:
         conn.close()
+    for nodeid in unskippable:
+        standing.setdefault(nodeid, []).append("unskippable")
     if map_commit is None:
         assert isinstance(found, str)
         return Affected(rev, everything(tests, found))
     assert not isinstance(found, str)
     change = change_since(root, map_commit)
-    decision = select_tests(found, change.files, tests, rules)
+    decision = select_tests(found, change.files, tests, rules, standing)
     return Affected(rev, decision, map_commit, commits.index(map_commit))

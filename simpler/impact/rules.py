@@ -1,7 +1,9 @@
 """``[tool.simpler.affected]`` in the project's pyproject.toml: which changed paths select
-nothing (``non_code``) and which select everything (``run_all``). Without the table, what
-never holds code a test runs (docs, Markdown, reStructuredText, the licence) selects nothing,
-and everything else the map cannot see fails closed."""
+nothing (``non_code``) and which select everything (``run_all``), and how many of the last
+runs a test's failure or flakiness keeps it selected (``recent_runs``, 20; 0: none).
+
+Without the table, what never holds code a test runs (docs, Markdown, reStructuredText, the
+licence) selects nothing, and everything else the map cannot see fails closed."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from simpler.reporting.compat import tomllib
 __all__ = ["DEFAULT_NON_CODE", "load_rules"]
 
 DEFAULT_NON_CODE = ("docs/**", "*.md", "*.rst", "LICENSE*")
-KEYS = ("non_code", "run_all")
+KEYS = ("non_code", "run_all", "recent_runs")
+PATTERN_KEYS = ("non_code", "run_all")
 
 
 def load_rules(root: Path) -> Rules:
@@ -37,13 +40,17 @@ def load_rules(root: Path) -> Rules:
     if unknown:
         raise ValueError(f"{where}: unknown key {', '.join(unknown)} (known: {', '.join(KEYS)})")
     lists = {}
-    for key in KEYS:
+    for key in PATTERN_KEYS:
         value = table.get(key, list(DEFAULT_NON_CODE) if key == "non_code" else [])
         if not isinstance(value, list) or not all(isinstance(p, str) and p for p in value):
             line = _line_of(text, key, after=header)
             raise ValueError(f"{path}:{line}: {key} must be a list of path patterns")
         lists[key] = tuple(value)
-    return Rules(non_code=lists["non_code"], run_all=lists["run_all"])
+    recent = table.get("recent_runs", Rules().recent_runs)
+    if isinstance(recent, bool) or not isinstance(recent, int) or recent < 0:
+        line = _line_of(text, "recent_runs", after=header)
+        raise ValueError(f"{path}:{line}: recent_runs must be a whole number of runs (0: none)")
+    return Rules(non_code=lists["non_code"], run_all=lists["run_all"], recent_runs=recent)
 
 
 def _line_of(text: str, start: str, after: int = 0) -> int:

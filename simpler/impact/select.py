@@ -33,6 +33,7 @@ class Rules:
 
     non_code: tuple[str, ...] = ()  # changes that select nothing (docs/**, *.md)
     run_all: tuple[str, ...] = ()  # changes that select everything
+    recent_runs: int = 20  # a test that failed or was flaky in these last runs always runs
 
 
 @dataclass
@@ -52,8 +53,10 @@ def select_tests(
     changes: Mapping[str, str | None],
     tests: Sequence[str],
     rules: Rules = Rules(),
+    standing: Mapping[str, list[str]] | None = None,
 ) -> Decision:
-    """The decision for ``tests`` (the suite as collected now) on ``changes``."""
+    """The decision for ``tests`` (the suite as collected now) on ``changes``; ``standing``:
+    reasons that select a test whatever changed (``unskippable``, its recent failures)."""
     decision = Decision()
     code_changes: dict[str, str | None] = {}
     for path, source in sorted(changes.items()):
@@ -77,6 +80,7 @@ def select_tests(
         changed_blocks |= blocks
     for nodeid in tests:
         reasons = _reasons(impact, nodeid, code_changes, changed_blocks)
+        reasons += (standing or {}).get(nodeid, [])
         if reasons:
             decision.selected[nodeid] = reasons
         else:

@@ -47,7 +47,9 @@ def select_affected(rev: str, listing: SuiteListing, history: str | None) -> Aff
     try:
         rules = load_rules(root)
         tests = [*listing.l2, *(t.nodeid for t in listing.resource)]
-        affected = decide(root, rev, store_ref(history), tests, rules, MAX_MAP_AGE)
+        affected = decide(
+            root, rev, store_ref(history), tests, rules, MAX_MAP_AGE, listing.unskippable
+        )
     except (BadRevision, ValueError) as error:
         raise UsageError(f"{PROG}: --affected-since: {error}") from None
     chosen = affected.decision.selected
@@ -55,6 +57,7 @@ def select_affected(rev: str, listing: SuiteListing, history: str | None) -> Aff
         l2=[n for n in listing.l2 if n in chosen],
         plain={n for n in listing.plain if n in chosen},
         resource=[t for t in listing.resource if t.nodeid in chosen],
+        unskippable=listing.unskippable & set(chosen),
     )
     record = {
         "since": rev,

@@ -137,6 +137,8 @@ def _check_hook_answers(listed: Path) -> None:
 def _suite(entries: list[dict[str, Any]]) -> SuiteListing:
     suite = SuiteListing()
     for entry in entries:
+        if entry.get("unskippable") is True:
+            suite.unskippable.add(entry["nodeid"])
         if entry["devices"] is None:
             suite.l2.append(entry["nodeid"])
             if entry.get("pooled") is False:

@@ -140,6 +140,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # Registered active or not: a --strict-markers suite that uses them must still collect.
     config.addinivalue_line("markers", "runtime(name): the runtime the test's pooled worker runs")
     config.addinivalue_line(
+        "markers", "unskippable: simpler run --affected-since runs this test whatever changed"
+    )
+    config.addinivalue_line(
         "markers",
         "device_count(n, est=None, timeout=None): a Resource test needing n devices "
         "(est, timeout: seconds)",

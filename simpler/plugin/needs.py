@@ -113,6 +113,8 @@ def write_listing(
     listing = []
     for item in items:
         entry: dict[str, Any] = {"nodeid": item.nodeid, "devices": None, "pooled": pooled(item)}
+        if item.get_closest_marker("unskippable") is not None:
+            entry["unskippable"] = True
         need = device_need(item)
         if need is not None:
             entry.update(devices=need.count, est_s=need.est, timeout_s=need.timeout)

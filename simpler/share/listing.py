@@ -27,6 +27,8 @@ class SuiteListing:
     # The L2 tests that ask for no pooled device worker: they need neither a device nor xdist.
     plain: set[str] = field(default_factory=set)
     resource: list[ResourceTest] = field(default_factory=list)
+    # Marked @pytest.mark.unskippable: --affected-since runs them whatever changed.
+    unskippable: set[str] = field(default_factory=set)
 
     def l2_files(self) -> dict[str, list[str]]:
         files: dict[str, list[str]] = {}

@@ -244,3 +244,26 @@ def test_under_xdist_a_bad_answer_stops_with_its_line_not_a_crash(
     assert "INTERNALERROR" not in output and "Traceback" not in output
     result.stdout.fnmatch_lines(["*simpler: test_bad.py::test_*: pytest_simpler_device_count*"])
     assert result.ret != 0 and "passed" not in output
+
+
+def test_the_listing_says_which_tests_are_unskippable_under_strict_markers(
+    pytester: pytest.Pytester,
+) -> None:
+    """The marker is simpler's: a --strict-markers suite collects it, and simpler run's
+    listing carries it to --affected-since, which then runs the test whatever changed."""
+    pytester.makepyfile(
+        test_marked="""
+        import pytest
+
+        @pytest.mark.unskippable
+        def test_always(): ...
+
+        def test_sometimes(): ...
+        """
+    )
+    result, listing = _listing(pytester, "--strict-markers")
+    assert result.ret == 0
+    assert {e["nodeid"].split("::")[1]: e.get("unskippable") for e in listing} == {
+        "test_always": True,
+        "test_sometimes": None,
+    }

@@ -104,3 +104,10 @@ def test_what_the_map_cannot_see_runs_everything_and_names_the_rule(
 
 def test_the_module_block_is_a_block_of_its_own() -> None:
     assert ("pkg/code.py", MODULE) in _map().checksums
+
+
+def test_standing_reasons_select_a_test_whatever_changed() -> None:
+    """An unskippable test, or one the history saw fail lately, runs on a docs-only change."""
+    standing = {C: ["unskippable"], A: ["flaky in 1 of the last 20 runs"]}
+    decision = select_tests(_map(), {"docs/x.md": ""}, SUITE, RULES, standing)
+    assert decision.selected == standing and decision.left_out == [B]

@@ -1,0 +1,69 @@
+"""The tests the history saw fail or flake in its last N runs, counted from their verdicts;
+older runs and green verdicts select nothing."""
+
+from __future__ import annotations
+
+from contextlib import closing
+from pathlib import Path
+
+from history_rows import HOUR, T0, Try, add_run, add_test, open_db
+
+from simpler.impact.recent import recent_trouble
+
+
+def test_failures_and_flakes_of_the_last_runs_only(tmp_path: Path) -> None:
+    with closing(open_db(tmp_path)) as conn:
+        outcomes = [  # oldest first: run 0 falls outside the last 3
+            {"t::old_failure": "failed", "t::ok": "passed"},
+            {"t::fails": "failed", "t::ok": "passed", "t::skipped": "skipped"},
+            {"t::fails": "error", "t::flaky": "flaky"},
+            {"t::fails": "passed", "t::flaky": "passed", "t::never_rerun": "poison_skipped"},
+        ]
+        for index, tests in enumerate(outcomes):
+            add_run(conn, f"r{index}", started=T0 + index * HOUR)
+            for nodeid, outcome in tests.items():
+                add_test(conn, f"r{index}", nodeid, Try(outcome))
+        assert recent_trouble(conn, 3) == {
+            "t::fails": ["failed in 2 of the last 3 runs"],
+            "t::flaky": ["flaky in 1 of the last 3 runs"],
+            "t::never_rerun": ["failed in 1 of the last 3 runs"],
+        }
+
+
+def test_the_decision_runs_unskippable_and_recently_failed_tests_on_any_change(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+
+    from simpler.history.store import open_store
+    from simpler.impact.affected import decide
+    from simpler.impact.map import ImpactMap
+    from simpler.impact.select import Rules
+    from simpler.impact.store import Environment, save_map
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True,
+                              check=True)  # fmt: skip
+        return done.stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    (repo / "README.md").write_text("x\n")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first")
+    history = str(tmp_path / "h.db")
+    with closing(open_store(history)) as conn:
+        save_map(conn, git("rev-parse", "HEAD"), Environment.here(),
+                 ImpactMap(tests={"t::a": set(), "t::b": set(), "t::c": set()}))  # fmt: skip
+        add_run(conn, "r1", started=T0)
+        add_test(conn, "r1", "t::b", Try("failed"))
+    (repo / "README.md").write_text("y\n")  # a non-code change: nothing else selects
+    rules = Rules(non_code=("*.md",), recent_runs=5)
+    affected = decide(repo, "HEAD", history, ["t::a", "t::b", "t::c"], rules, 10, {"t::c"})
+    assert affected.decision.selected == {
+        "t::b": ["failed in 1 of the last 5 runs"],
+        "t::c": ["unskippable"],
+    }
+    assert affected.decision.left_out == ["t::a"]
