@@ -106,6 +106,12 @@ def add_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
         "(everything, saying why, where the map cannot tell)",
     )
     run.add_argument(
+        "--affected-shadow",
+        action="store_true",
+        help="with --affected-since: run everything, and say which failures the selection "
+        "would have missed",
+    )
+    run.add_argument(
         "--isolate",
         choices=("file", "test"),
         help="each L2 test file (or test) in a process of its own, as CI proper runs them",

@@ -42,3 +42,4 @@ class RunOptions:
     deadline: str | None = None  # --deadline as typed ($SIMPLER_DEADLINE: prepare.py)
     impact_map: bool = False  # --impact-map: the run's per-test coverage kept in the history
     affected_since: str | None = None  # --affected-since REV: only what a change can break
+    affected_shadow: bool = False  # --affected-shadow: decide, run everything, count the misses

@@ -71,11 +71,11 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
             )
         warn_unmatched(quarantine, listing)
         affected = _affected(options, listing)
-        if affected is not None and affected.empty:
+        if affected is not None and affected.empty and not options.affected_shadow:
             children.close()
             print(f"simpler: {affected.headline} -> exit 0")  # a deliberate, loud empty run
             return None
-        if affected is not None:
+        if affected is not None and not options.affected_shadow:
             listing = affected.listing
         l2_files: list[str] | None = None
         resource_tests = listing.resource if listing is not None else None
@@ -115,7 +115,9 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
         if options.impact_map:
             ctx.impact_map = _impact_target(ctx.history)
         if affected is not None:
-            ctx.only_tests, ctx.affected = affected.only_tests, affected.record
+            shadow = options.affected_shadow  # everything runs: the decision is only told
+            ctx.only_tests = None if shadow else affected.only_tests
+            ctx.affected = {**affected.record, "shadow": shadow}
         # Last: the collection above is part of the start-up the deadline must leave room for.
         ctx.deadline = run_deadline(options.deadline or os.environ.get(DEADLINE_ENV), PROG)
         return ctx, phases
@@ -147,6 +149,8 @@ def _closed_on_error(children: ChildStarts) -> Iterator[None]:
 def _affected(options: RunOptions, listing: SuiteListing | None) -> AffectedRun | None:
     """``--affected-since``: the suite cut to what the change can break, said now."""
     if options.affected_since is None:
+        if options.affected_shadow:
+            raise UsageError(f"{PROG}: --affected-shadow goes with --affected-since REV")
         return None
     if listing is None:
         print(f"{PROG}: --affected-since: the suite was not collected: everything runs")

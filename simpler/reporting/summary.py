@@ -162,7 +162,10 @@ def _render(
     how = [p.children for p in summary.phases if p.children]
     if how:  # said once: the last phase that started children says how the run's started
         lines.append(f"children: {how[-1]}")
-    lines += [p.affected for p in summary.phases if p.affected]
+    failed = [f.nodeid for f in summary.failures if f.kind == "test"]
+    for phase in summary.phases:
+        if phase.affected is not None:
+            lines += phase.affected.lines(failed)
     lines.append("")
     if summary.incomplete:
         names = ", ".join(_phase_name(p, len(summary.runs) > 1) for p in analysis.incomplete_phases)

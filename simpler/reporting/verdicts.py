@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from simpler.contract import EXIT_INFRA, GREEN_OUTCOMES, PASSING_OUTCOMES, phase_rank
+from simpler.reporting.affected_block import AffectedDecision, decision_of
 from simpler.reporting.records import (
     ChildRecord,
     LifecycleRecord,
@@ -74,7 +75,7 @@ class PhaseAccount:
     children: str = ""  # how its children started ("forked from a warm process")
     slots: int | None = None  # the most processes it ran at once (None: an older report)
     devices: tuple[int, ...] = ()  # the devices its tests used
-    affected: str = ""  # --affected-since: what the selection decided (its start record's)
+    affected: AffectedDecision | None = None  # --affected-since: its start record's decision
 
     @property
     def incomplete(self) -> bool:
@@ -255,22 +256,8 @@ def _account_phase(name: str, records: list[Record], verdicts: dict[str, Verdict
         children=next(iter(_texts(ends, "children")), ""),
         slots=max((end.slots for end in ends if end.slots is not None), default=None),
         devices=tuple(sorted({device for end in ends for device in end.devices})),
-        affected=_affected_line(records),
+        affected=decision_of(records),
     )
-
-
-def _affected_line(records: list[Record]) -> str:
-    """``affected since REV (map of C): N of M tests selected`` from the phase's start
-    record (``simpler run --affected-since``), or the rule that ran everything."""
-    starts = [r for r in records if isinstance(r, PhaseRecord) and not r.is_end]
-    decided = next((r.raw["affected"] for r in reversed(starts) if r.raw.get("affected")), None)
-    if not isinstance(decided, dict):
-        return ""
-    count = f"{decided.get('selected')} of {decided.get('of')} tests selected"
-    since = f"affected since {decided.get('since')}"
-    if decided.get("run_all"):
-        return f"{since}: {count}: everything runs ({decided['run_all']})"
-    return f"{since} (map of {str(decided.get('map_commit'))[:7]}): {count}"
 
 
 def _texts(ends: list[PhaseRecord], key: str) -> tuple[str, ...]:

@@ -24,11 +24,14 @@ FILES = {
             return x * 3
         """,
     "tests/test_calc.py": """
+        from pathlib import Path
+
         from pkg.calc import double, triple
 
 
         def test_double():
-            assert double(2) == 4
+            expected = (Path(__file__).parent / "expected.txt").read_text()
+            assert double(2) == int(expected)
 
 
         def test_triple():
@@ -44,6 +47,9 @@ FILES = {
             out = worker.run("vector_add", np.ones(4, np.float32), np.ones(4, np.float32))
             assert (out == 2).all() and double(1) == 2
         """,
+    "tests/expected.txt": "4\n",
+    # A data file the project calls non-code: a change to it is one the map cannot see.
+    "pyproject.toml": "[tool.simpler.affected]\nnon_code = ['docs/**', '*.md', '*.txt']\n",
     "pytest.ini": "[pytest]\npythonpath = .\n",
     ".gitignore": ".simpler/\n.coverage*\n__pycache__/\n",
 }
@@ -184,3 +190,18 @@ def test_a_run_whose_change_the_map_cannot_see_runs_everything(
     assert done.returncode == 0
     assert {r["nodeid"] for r in done.records("test")} == {DOUBLE, TRIPLE, CARD}
     assert "everything runs (setup.cfg changed: the map has no account of it)" in done.stdout
+
+
+def test_shadow_mode_runs_everything_and_names_the_failure_the_selection_would_miss(
+    simpler_run: Any, project: Path
+) -> None:
+    (project / "tests" / "expected.txt").write_text("5\n")  # non-code to the rules: a miss
+    options = ("--affected-since", "HEAD", "--affected-shadow")
+    done = simpler_run.suite("tests", device="0", options=options, cwd=project)
+    assert done.returncode == 1
+    assert {r["nodeid"] for r in done.records("test")} == {DOUBLE, TRIPLE, CARD}
+    assert (
+        "affected shadow: the selection would have missed 1 of 1 failure(s):\n"
+        f"  {DOUBLE}\n" in done.stdout
+    )
+    assert "0 of 3 tests selected (shadow: everything ran)" in done.stdout
