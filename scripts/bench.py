@@ -603,6 +603,8 @@ BENCHMARKS: dict[str, Callable[[int], list[Figure]]] = {
     # the scene suite's time before its first test and after its last against pytest -n 2's.
     "slots_unit_cost": lambda repeats: _figures("bench_slots", "unit_cost", min(repeats, 5)),
     "slots_fixed_cost": lambda repeats: _figures("bench_slots", "fixed_cost", min(repeats, 5)),
+    # Per-test selection: simpler affected's decision on a map of 10,000 tests (bench_affected.py).
+    "affected": lambda repeats: _figures("bench_affected", "affected_figures", min(repeats, 3)),
 }
 
 

@@ -17,7 +17,7 @@ from simpler.history.store import is_server, open_store
 from simpler.impact.git_change import GitUnanswered, ancestors, change_since, merge_base
 from simpler.impact.recent import recent_trouble
 from simpler.impact.select import Decision, Rules, everything, select_tests
-from simpler.impact.store import Environment, find_map
+from simpler.impact.store import Environment, find_map, load_map, why_no_map
 
 __all__ = ["Affected", "BadRevision", "decide"]
 
@@ -56,18 +56,19 @@ def decide(
         return Affected(rev, everything(tests, str(why)))
     if not is_server(history) and not Path(history).is_file():
         return Affected(rev, everything(tests, f"no history at {history}: no impact map"))
+    environment = Environment.here()
     conn = open_store(history, create=False)
     try:
-        map_commit, found = find_map(conn, commits, Environment.here())
+        map_commit = find_map(conn, commits, environment)
+        if map_commit is None:
+            return Affected(rev, everything(tests, why_no_map(conn, commits, environment)))
+        change = change_since(root, map_commit)
+        found = load_map(conn, map_commit, environment, files=change.files)
         standing = recent_trouble(conn, rules.recent_runs) if rules.recent_runs else {}
     finally:
         conn.close()
+    assert found is not None  # find_map found it, in this connection
     for nodeid in unskippable:
         standing.setdefault(nodeid, []).append("unskippable")
-    if map_commit is None:
-        assert isinstance(found, str)
-        return Affected(rev, everything(tests, found))
-    assert not isinstance(found, str)
-    change = change_since(root, map_commit)
     decision = select_tests(found, change.files, tests, rules, standing)
     return Affected(rev, decision, map_commit, commits.index(map_commit))

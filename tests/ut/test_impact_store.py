@@ -11,7 +11,7 @@ import pytest
 
 from simpler.history.store import Connection, open_store
 from simpler.impact.map import ImpactMap
-from simpler.impact.store import Environment, find_map, load_map, save_map
+from simpler.impact.store import Environment, find_map, load_map, save_map, why_no_map
 
 HERE = Environment("3.11", "linux-x86_64", "aaaa")
 OTHER = Environment("3.11", "linux-x86_64", "bbbb")
@@ -55,14 +55,24 @@ def test_the_jobs_of_one_commit_add_up_to_their_union(conn: Connection) -> None:
 def test_the_newest_ancestor_with_a_map_of_this_environment_is_taken(conn: Connection) -> None:
     save_map(conn, "old", HERE, _map("t.py::a", ("pkg/x.py", "f")))
     save_map(conn, "new", OTHER, _map("t.py::b", ("pkg/x.py", "f")))
-    commit, found = find_map(conn, ["newest", "new", "old"], HERE)
-    assert commit == "old" and isinstance(found, ImpactMap) and "t.py::a" in found.tests
-    assert find_map(conn, ["newest", "new"], HERE) == (
-        None,
+    assert find_map(conn, ["newest", "new", "old"], HERE) == "old"
+    assert find_map(conn, ["newest", "new"], HERE) is None
+    assert why_no_map(conn, ["newest", "new"], HERE) == (
         "the maps of the last 2 commits were measured in another environment "
-        f"(this one: {HERE.key})",
+        f"(this one: {HERE.key})"
     )
-    assert find_map(conn, ["x"], HERE) == (None, "no impact map at any of the last 1 commits")
+    assert why_no_map(conn, ["x"], HERE) == "no impact map at any of the last 1 commits"
+
+
+def test_a_selection_loads_every_known_test_and_only_the_changed_files_blocks(
+    conn: Connection,
+) -> None:
+    save_map(conn, "c1", HERE, _map("t.py::a", ("pkg/x.py", "f"), ("pkg/y.py", "g")))
+    save_map(conn, "c1", HERE, _map("t.py::b", ("pkg/z.py", "h")))
+    part = load_map(conn, "c1", HERE, files=["pkg/y.py", "docs/x.md"])
+    assert part is not None
+    assert part.tests == {"t.py::a": {("pkg/y.py", "g")}, "t.py::b": set()}
+    assert part.checksums == {("pkg/y.py", "g"): "sum-g"}
 
 
 def test_an_add_that_fails_leaves_the_history_as_it_was(conn: Connection) -> None:
