@@ -181,6 +181,7 @@ def _require_history(ref: str, prog: str, hint: str = "") -> None:
 
 
 def _import(args: HistoryOptions, path: str) -> int:
+    from simpler.history.impact_rows import import_map_files
     from simpler.history.importer import NotAReport, import_reports
 
     missing = [str(p) for p in args.reports if not p.is_file()]
@@ -191,11 +192,14 @@ def _import(args: HistoryOptions, path: str) -> int:
         summary = import_reports(
             conn, args.reports, commit=args.commit, branch=args.branch, runner=args.runner
         )
-    except NotAReport as error:
+        runs = [*summary.runs_new, *summary.runs_updated]
+        maps = import_map_files(conn, args.reports, runs)  # the impact maps their runs kept
+    except (NotAReport, ValueError) as error:
         raise UsageError(str(error)) from None
     finally:
         conn.close()
-    print(f"{PROG}: {summary} -> {store_label(path)}")
+    kept = f", {maps} impact map(s)" if maps else ""
+    print(f"{PROG}: {summary}{kept} -> {store_label(path)}")
     return EXIT_OK
 
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from simpler.history.impact_rows import MAP_FOLDER, add_map_rows
 from simpler.impact.git_change import clean_head
 from simpler.impact.map import build_map
-from simpler.impact.store import Environment, save_map
+from simpler.impact.store import Environment, map_rows
+from simpler.reporting.atomic_write import write_atomically
 
 __all__ = ["MapTarget", "map_target", "save_run_map"]
 
@@ -18,11 +20,15 @@ class MapTarget:
     history: str  # a SQLite path or a postgresql:// URL
     commit: str
     root: Path
+    # The file beside the report (impact/<run id>.json) that `simpler history import` takes
+    # with the report: a CI job's map reaches the history the summary job imports into.
+    beside: Path
 
 
-def map_target(history: str, root: Path) -> MapTarget:
+def map_target(history: str, root: Path, report: Path, run_id: str) -> MapTarget:
     """Where this run's map goes; GitUnanswered when the checkout has no commit to give it."""
-    return MapTarget(history, clean_head(root), root)
+    beside = report.parent / MAP_FOLDER / f"{run_id}.json"
+    return MapTarget(history, clean_head(root), root, beside)
 
 
 def save_run_map(data_file: Path, target: MapTarget) -> str:
@@ -38,9 +44,12 @@ def save_run_map(data_file: Path, target: MapTarget) -> str:
         impact = build_map(data, target.root)
     finally:
         data.close()
+    rows = map_rows(target.commit, Environment.here(), impact)
+    text = rows.to_json().encode("utf-8")
+    write_atomically(target.beside, lambda stream: stream.write(text))
     conn = open_store(target.history)
     try:
-        save_map(conn, target.commit, Environment.here(), impact)
+        add_map_rows(conn, rows)
     finally:
         conn.close()
     files = len({file for file, _ in impact.checksums})

@@ -11,18 +11,16 @@ from __future__ import annotations
 import hashlib
 import platform
 import sys
-import time
 from collections.abc import Collection
 from dataclasses import dataclass
 from importlib import metadata
 
+from simpler.history.impact_rows import KNOWN, MapRows, add_map_rows, map_id_of
 from simpler.history.store import Connection
-from simpler.history.store.connection import transaction
 from simpler.impact.map import ImpactMap
 
-__all__ = ["Environment", "find_map", "load_map", "save_map", "why_no_map"]
+__all__ = ["Environment", "find_map", "load_map", "map_rows", "save_map", "why_no_map"]
 
-KNOWN = ("", "")  # the row of a test the map knows that ran no block of the project's
 MAX_FILES_ASKED = 500  # more changed files than this: the whole map (a statement's bound values)
 
 
@@ -34,8 +32,10 @@ class Environment:
 
     @classmethod
     def here(cls) -> Environment:
+        # A set: a package found twice on the path (an editable checkout's egg-info beside
+        # its dist-info) is one package, whichever process asks.
         names = sorted(
-            f"{(d.metadata['Name'] or '').lower()}=={d.version}" for d in metadata.distributions()
+            {f"{(d.metadata['Name'] or '').lower()}=={d.version}" for d in metadata.distributions()}
         )
         packages = hashlib.sha256("\n".join(names).encode()).hexdigest()[:16]
         python = ".".join(map(str, sys.version_info[:2]))
@@ -47,31 +47,18 @@ class Environment:
 
 
 def _map_id(commit: str, environment: Environment) -> str:
-    return f"{commit} {environment.key}"
+    return map_id_of(commit, environment.key)
+
+
+def map_rows(commit: str, environment: Environment, impact: ImpactMap) -> MapRows:
+    """The rows the history keeps of ``impact`` (and the file beside a report holds)."""
+    return MapRows(commit, environment.key, environment.python, environment.platform,
+                   impact.checksums, impact.tests)  # fmt: skip
 
 
 def save_map(conn: Connection, commit: str, environment: Environment, impact: ImpactMap) -> None:
     """Add ``impact`` to the map of ``commit`` in ``environment`` (the union)."""
-    map_id = _map_id(commit, environment)
-    with transaction(conn):
-        conn.execute(
-            'INSERT INTO impact_maps (map_id, "commit", environment, python, platform, measured) '
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (map_id) DO UPDATE SET "
-            "measured = excluded.measured",
-            (map_id, commit, environment.key, environment.python, environment.platform,
-             time.time()),
-        )  # fmt: skip
-        conn.executemany(
-            "INSERT INTO impact_blocks (map_id, file, qualname, checksum) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (map_id, file, qualname) DO UPDATE SET checksum = excluded.checksum",
-            [(map_id, file, name, checksum) for (file, name), checksum in impact.checksums.items()],
-        )
-        conn.executemany(
-            "INSERT INTO impact_tests (map_id, nodeid, file, qualname) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT DO NOTHING",
-            [(map_id, nodeid, file, name) for nodeid, blocks in impact.tests.items()
-             for file, name in (*blocks, KNOWN)],
-        )  # fmt: skip
+    add_map_rows(conn, map_rows(commit, environment, impact))
 
 
 def load_map(

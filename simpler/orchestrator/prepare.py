@@ -113,7 +113,7 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
         if coverage.enabled:
             ctx.coverage = RunCoverage(coverage, data_dir_of(path, ctx.run_id))
         if options.impact_map:
-            ctx.impact_map = _impact_target(ctx.history)
+            ctx.impact_map = _impact_target(ctx.history, path, ctx.run_id)
         if affected is not None:
             shadow = options.affected_shadow  # everything runs: the decision is only told
             ctx.only_tests = None if shadow else affected.only_tests
@@ -171,7 +171,7 @@ def _impact_coverage(asked: CovRequest) -> CovRequest:
     return replace(asked, cov=sources, cov_context="test")
 
 
-def _impact_target(history: str | None) -> MapTarget | None:
+def _impact_target(history: str | None, report: Path, run_id: str) -> MapTarget | None:
     """Where the map goes: the run's history, else the default one. Not a checkout (nothing
     to name the map by) is a usage error; a working tree with changes keeps no map, said now."""
     from simpler.history.store import store_ref
@@ -179,7 +179,7 @@ def _impact_target(history: str | None) -> MapTarget | None:
     from simpler.impact.run_map import map_target
 
     try:
-        return map_target(store_ref(history), Path.cwd())
+        return map_target(store_ref(history), Path.cwd(), report, run_id)
     except GitUnanswered as why:
         if "working tree" not in str(why):
             raise UsageError(f"{PROG}: --impact-map: {why}") from None

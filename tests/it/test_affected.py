@@ -205,3 +205,32 @@ def test_shadow_mode_runs_everything_and_names_the_failure_the_selection_would_m
         f"  {DOUBLE}\n" in done.stdout
     )
     assert "0 of 3 tests selected (shadow: everything ran)" in done.stdout
+
+
+def test_the_map_of_split_jobs_imported_with_their_reports_equals_one_runs(
+    simpler_run: Any, project: Path, tmp_path: Path
+) -> None:
+    """Two shards, each its own job (its own history), their reports imported into one history
+    by `simpler history import`, as CI's summary job does: one map, the full run's."""
+    from contextlib import closing
+
+    from simpler.history.store import open_store
+    from simpler.impact.store import Environment, load_map
+
+    reports = []
+    for index in (1, 2):
+        job = tmp_path / f"job{index}"
+        options = ("--impact-map", "--shard", f"{index}/2", "--report", str(job / "r.jsonl"),
+                   "--history", str(job / "h.db"))  # fmt: skip
+        done = simpler_run.suite("tests", device="0", options=options, cwd=project)
+        assert done.returncode == 0, done.stdout[-2000:]
+        reports.append(str(job / "r.jsonl"))
+    merged = tmp_path / "merged.db"
+    imported = simpler_run("history", "import", *reports, "--db", str(merged), cwd=project)
+    assert imported.returncode == 0 and "2 impact map(s)" in imported.stdout, imported.stderr
+    head = _git(project, "rev-parse", "HEAD")
+    with closing(open_store(str(merged))) as conn:
+        from_jobs = load_map(conn, head, Environment.here())
+    with closing(open_store(str(project / ".simpler" / "history.db"))) as conn:
+        one_run = load_map(conn, head, Environment.here())  # the fixture's full run
+    assert from_jobs is not None and from_jobs == one_run
