@@ -66,7 +66,7 @@ def main(command: AffectedCommand, pytest_args: list[str]) -> int:
     tests = [*listing.l2, *(t.nodeid for t in listing.resource)]
     try:
         affected = decide(root, command.rev, store_ref(command.history), tests, rules,
-                          command.max_map_age, listing.unskippable)  # fmt: skip
+                          command.max_map_age, listing.unskippable, command.platform)  # fmt: skip
     except BadRevision as error:
         raise UsageError(f"{PROG}: {error}") from None
     from simpler.impact.render import explain, json_document, text_lines

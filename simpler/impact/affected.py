@@ -44,6 +44,7 @@ def decide(
     rules: Rules,
     max_age: int,
     unskippable: Collection[str] = (),
+    platform: str | None = None,
 ) -> Affected:
     """Which of ``tests`` a change since ``rev`` can break; the ``unskippable`` ones, and
     those the history saw fail or flake in its last ``rules.recent_runs`` runs, always."""
@@ -70,5 +71,5 @@ def decide(
     assert found is not None  # find_map found it, in this connection
     for nodeid in unskippable:
         standing.setdefault(nodeid, []).append("unskippable")
-    decision = select_tests(found, change.files, tests, rules, standing)
+    decision = select_tests(found, change.files, tests, rules, standing, platform)
     return Affected(rev, decision, map_commit, commits.index(map_commit))

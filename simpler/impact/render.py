@@ -21,9 +21,13 @@ def headline(affected: Affected) -> str:
         return f"affected since {affected.rev}: {count}: everything runs ({decision.run_all})"
     assert affected.map_commit is not None
     where = f"map of {affected.map_commit[:7]}, {affected.commits_back} commit(s) back"
-    if not decision.selected and decision.non_code:
+    if not decision.selected and decision.non_code and not decision.other_platforms:
         return (f"affected since {affected.rev} ({where}): {count}: every changed file is "
                 f"non-code ({', '.join(decision.non_code)})")  # fmt: skip
+    if not decision.selected and decision.other_platforms:
+        return (f"affected since {affected.rev} ({where}): {count}: every changed file is "
+                f"non-code or another platform's "
+                f"({', '.join([*decision.non_code, *decision.other_platforms])})")  # fmt: skip
     return f"affected since {affected.rev} ({where}): {count}"
 
 
@@ -53,6 +57,7 @@ def json_document(affected: Affected) -> dict[str, Any]:
         "commits_back": affected.commits_back,
         "run_all": decision.run_all,
         "non_code": decision.non_code,
+        "other_platforms": decision.other_platforms,
         "tests": [
             *({"nodeid": n, "selected": True, "reasons": r} for n, r in decision.selected.items()),
             *({"nodeid": n, "selected": False, "reasons": [LEFT_OUT]} for n in decision.left_out),

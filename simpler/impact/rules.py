@@ -1,6 +1,7 @@
 """``[tool.simpler.affected]`` in the project's pyproject.toml: which changed paths select
 nothing (``non_code``) and which select everything (``run_all``), and how many of the last
-runs a test's failure or flakiness keeps it selected (``recent_runs``, 20; 0: none).
+runs a test's failure or flakiness keeps it selected (``recent_runs``, 20; 0: none), and each
+platform's own trees (``platforms``: a change there selects nothing on another platform).
 
 Without the table, what never holds code a test runs (docs, Markdown, reStructuredText, the
 licence) selects nothing, and everything else the map cannot see fails closed."""
@@ -15,7 +16,7 @@ from simpler.reporting.compat import tomllib
 __all__ = ["DEFAULT_NON_CODE", "load_rules"]
 
 DEFAULT_NON_CODE = ("docs/**", "*.md", "*.rst", "LICENSE*")
-KEYS = ("non_code", "run_all", "recent_runs")
+KEYS = ("non_code", "run_all", "recent_runs", "platforms")
 PATTERN_KEYS = ("non_code", "run_all")
 
 
@@ -50,7 +51,21 @@ def load_rules(root: Path) -> Rules:
     if isinstance(recent, bool) or not isinstance(recent, int) or recent < 0:
         line = _line_of(text, "recent_runs", after=header)
         raise ValueError(f"{path}:{line}: recent_runs must be a whole number of runs (0: none)")
-    return Rules(non_code=lists["non_code"], run_all=lists["run_all"], recent_runs=recent)
+    platforms = table.get("platforms", {})
+    if not isinstance(platforms, dict) or not all(
+        isinstance(trees, list) and all(isinstance(p, str) and p for p in trees)
+        for trees in platforms.values()
+    ):
+        line = _line_of(text, "platforms", after=header)
+        raise ValueError(
+            f"{path}:{line}: platforms must map each platform to a list of path patterns"
+        )
+    return Rules(
+        non_code=lists["non_code"],
+        run_all=lists["run_all"],
+        recent_runs=recent,
+        platforms={name: tuple(trees) for name, trees in platforms.items()},
+    )
 
 
 def _line_of(text: str, start: str, after: int = 0) -> int:

@@ -34,6 +34,8 @@ class Rules:
     non_code: tuple[str, ...] = ()  # changes that select nothing (docs/**, *.md)
     run_all: tuple[str, ...] = ()  # changes that select everything
     recent_runs: int = 20  # a test that failed or was flaky in these last runs always runs
+    # A platform's own trees: a change there selects nothing on another platform's run.
+    platforms: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -42,6 +44,7 @@ class Decision:
     left_out: list[str] = field(default_factory=list)
     run_all: str | None = None  # the rule that failed closed, when one did
     non_code: list[str] = field(default_factory=list)  # changed files that select nothing
+    other_platforms: list[str] = field(default_factory=list)  # another platform's files
 
     @property
     def everything(self) -> bool:
@@ -54,6 +57,7 @@ def select_tests(
     tests: Sequence[str],
     rules: Rules = Rules(),
     standing: Mapping[str, list[str]] | None = None,
+    platform: str | None = None,
 ) -> Decision:
     """The decision for ``tests`` (the suite as collected now) on ``changes``; ``standing``:
     reasons that select a test whatever changed (``unskippable``, its recent failures)."""
@@ -64,6 +68,8 @@ def select_tests(
             return everything(tests, f"{path} is a run_all path")
         if _matches(path, rules.non_code):
             decision.non_code.append(path)
+        elif _another_platforms(path, rules, platform):
+            decision.other_platforms.append(path)
         else:
             code_changes[path] = source
     test_files = {_file_of(nodeid) for nodeid in tests}
@@ -123,6 +129,14 @@ def _changed_blocks(impact: ImpactMap, path: str, source: str | None) -> set[Blo
 def everything(tests: Iterable[str], why: str) -> Decision:
     """Every test, each for the one rule that failed closed."""
     return Decision(selected={nodeid: [why] for nodeid in tests}, run_all=why)
+
+
+def _another_platforms(path: str, rules: Rules, platform: str | None) -> bool:
+    """``path`` lies in another platform's tree, and in none of this one's."""
+    if platform is None:
+        return False
+    theirs = any(_matches(path, p) for name, p in rules.platforms.items() if name != platform)
+    return theirs and not _matches(path, rules.platforms.get(platform, ()))
 
 
 def _conftest_over(path: str, test_file: str) -> bool:

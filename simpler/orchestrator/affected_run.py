@@ -37,7 +37,9 @@ class AffectedRun:
         return self.only_tests is None
 
 
-def select_affected(rev: str, listing: SuiteListing, history: str | None) -> AffectedRun:
+def select_affected(
+    rev: str, listing: SuiteListing, history: str | None, platform: str
+) -> AffectedRun:
     from simpler.history.store import store_ref
     from simpler.impact.affected import BadRevision, decide
     from simpler.impact.render import headline
@@ -48,8 +50,9 @@ def select_affected(rev: str, listing: SuiteListing, history: str | None) -> Aff
         rules = load_rules(root)
         tests = [*listing.l2, *(t.nodeid for t in listing.resource)]
         affected = decide(
-            root, rev, store_ref(history), tests, rules, MAX_MAP_AGE, listing.unskippable
-        )
+            root, rev, store_ref(history), tests, rules, MAX_MAP_AGE, listing.unskippable,
+            platform,
+        )  # fmt: skip
     except (BadRevision, ValueError) as error:
         raise UsageError(f"{PROG}: --affected-since: {error}") from None
     chosen = affected.decision.selected

@@ -157,7 +157,7 @@ def _affected(options: RunOptions, listing: SuiteListing | None) -> AffectedRun 
         return None
     from simpler.orchestrator.affected_run import select_affected
 
-    affected = select_affected(options.affected_since, listing, options.history)
+    affected = select_affected(options.affected_since, listing, options.history, options.platform)
     print(f"{PROG}: {affected.headline}", flush=True)
     return affected
 

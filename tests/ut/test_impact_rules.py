@@ -38,7 +38,7 @@ def test_the_table_sets_each_rule(tmp_path: Path) -> None:
         ("non_code = 'docs/**'", ":6: non_code must be a list of path patterns"),
         ("recent_runs = -1", ":6: recent_runs must be a whole number of runs (0: none)"),
         ("recent_runs = true", ":6: recent_runs must be a whole number of runs (0: none)"),
-        ("skip = ['x']", ":5: unknown key skip (known: non_code, run_all, recent_runs)"),
+        ("skip = ['x']", ":5: unknown key skip (known: non_code, run_all, recent_runs, platforms)"),
     ],
 )
 def test_a_table_it_cannot_read_is_named_by_file_and_line(
@@ -53,3 +53,12 @@ def test_a_table_it_cannot_read_is_named_by_file_and_line(
 def test_a_file_that_is_not_toml_is_named(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=re.escape("pyproject.toml: ")):
         load_rules(_project(tmp_path, "[tool.simpler.affected\n"))
+
+
+def test_each_platforms_trees(tmp_path: Path) -> None:
+    text = "[tool.simpler.affected.platforms]\na5sim = ['src/a5/**']\na2a3sim = ['src/a2a3/**']\n"
+    rules = load_rules(_project(tmp_path, text))
+    assert rules.platforms == {"a5sim": ("src/a5/**",), "a2a3sim": ("src/a2a3/**",)}
+    bad = "[tool.simpler.affected]\nplatforms = {a5sim = 'src/a5'}\n"
+    with pytest.raises(ValueError, match=re.escape("platforms must map each platform")):
+        load_rules(_project(tmp_path, bad))

@@ -111,3 +111,16 @@ def test_standing_reasons_select_a_test_whatever_changed() -> None:
     standing = {C: ["unskippable"], A: ["flaky in 1 of the last 20 runs"]}
     decision = select_tests(_map(), {"docs/x.md": ""}, SUITE, RULES, standing)
     assert decision.selected == standing and decision.left_out == [B]
+
+
+PLATFORMS = Rules(non_code=("docs/**",), platforms={"a5sim": ("src/a5/**",),
+                                                     "a2a3sim": ("src/a2a3/**",)})  # fmt: skip
+
+
+def test_a_change_under_another_platforms_tree_selects_nothing_on_this_one() -> None:
+    """As a device project's workflow skips the a2a3 jobs on a change only under its a5 tree."""
+    change = {"src/a5/kernel.cpp": "int x;"}
+    on_a2a3 = select_tests(_map(), change, SUITE, PLATFORMS, platform="a2a3sim")
+    assert on_a2a3.selected == {} and on_a2a3.other_platforms == ["src/a5/kernel.cpp"]
+    on_a5 = select_tests(_map(), change, SUITE, PLATFORMS, platform="a5sim")
+    assert on_a5.run_all == "src/a5/kernel.cpp changed: the map has no account of it"
