@@ -84,6 +84,16 @@ def _affected(simpler_run: Any, root: Path, *extra: str) -> dict[str, Any]:
     return document
 
 
+def _run_since_head(simpler_run: Any, root: Path, *extra: str) -> Any:
+    options = ("--affected-since", "HEAD", *extra)
+    return simpler_run.suite("tests", device="0", options=options, cwd=root)
+
+
+def _edit_calc(root: Path, old: str, new: str) -> None:
+    calc = root / "pkg" / "calc.py"
+    calc.write_text(calc.read_text().replace(old, new))
+
+
 def _selected(document: dict[str, Any]) -> dict[str, list[str]]:
     return {t["nodeid"]: t["reasons"] for t in document["tests"] if t["selected"]}
 
@@ -91,8 +101,7 @@ def _selected(document: dict[str, Any]) -> dict[str, list[str]]:
 def test_a_changed_body_selects_exactly_the_tests_that_ran_it(
     simpler_run: Any, project: Path
 ) -> None:
-    calc = project / "pkg" / "calc.py"
-    calc.write_text(calc.read_text().replace("return x * 2", "return x + x"))
+    _edit_calc(project, "return x * 2", "return x + x")
     document = _affected(simpler_run, project)
     assert document["run_all"] is None and document["commits_back"] == 0
     assert _selected(document) == {
@@ -154,10 +163,8 @@ def test_a_revision_that_is_not_a_commit_is_one_line_and_exit_2(
 def test_a_run_affected_since_runs_only_the_selected_tests_and_keeps_their_reasons(
     simpler_run: Any, project: Path
 ) -> None:
-    calc = project / "pkg" / "calc.py"
-    calc.write_text(calc.read_text().replace("return x * 3", "return x + x + x"))
-    done = simpler_run.suite("tests", device="0", options=("--affected-since", "HEAD"),
-                             cwd=project)  # fmt: skip
+    _edit_calc(project, "return x * 3", "return x + x + x")
+    done = _run_since_head(simpler_run, project)
     assert done.returncode == 0, done.stdout[-2000:]
     assert {r["nodeid"] for r in done.records("test")} == {TRIPLE}
     (start,) = done.records("phase", event="start", phase="l2")
@@ -170,8 +177,7 @@ def test_a_run_of_a_non_code_change_runs_nothing_green_and_says_so(
     simpler_run: Any, project: Path
 ) -> None:
     (project / "CHANGES.md").write_text("- nothing yet\n")
-    done = simpler_run.suite("tests", device="0", options=("--affected-since", "HEAD"),
-                             cwd=project)  # fmt: skip
+    done = _run_since_head(simpler_run, project)
     assert done.returncode == 0
     assert (
         done.stdout.rstrip()
@@ -185,8 +191,7 @@ def test_a_run_whose_change_the_map_cannot_see_runs_everything(
     simpler_run: Any, project: Path
 ) -> None:
     (project / "setup.cfg").write_text("[metadata]\nname = x\n")
-    done = simpler_run.suite("tests", device="0", options=("--affected-since", "HEAD"),
-                             cwd=project)  # fmt: skip
+    done = _run_since_head(simpler_run, project)
     assert done.returncode == 0
     assert {r["nodeid"] for r in done.records("test")} == {DOUBLE, TRIPLE, CARD}
     assert "everything runs (setup.cfg changed: the map has no account of it)" in done.stdout
@@ -196,8 +201,7 @@ def test_shadow_mode_runs_everything_and_names_the_failure_the_selection_would_m
     simpler_run: Any, project: Path
 ) -> None:
     (project / "tests" / "expected.txt").write_text("5\n")  # non-code to the rules: a miss
-    options = ("--affected-since", "HEAD", "--affected-shadow")
-    done = simpler_run.suite("tests", device="0", options=options, cwd=project)
+    done = _run_since_head(simpler_run, project, "--affected-shadow")
     assert done.returncode == 1
     assert {r["nodeid"] for r in done.records("test")} == {DOUBLE, TRIPLE, CARD}
     assert (
