@@ -32,6 +32,13 @@ def _session_step_command() -> str:
     return found.group(1)
 
 
+def _as_a_runner_starts_a_step() -> None:
+    """SIGINT handled by default, as the Actions runner starts a step's shell: a test run from
+    a background job (`cmd &` ignores SIGINT, and every child inherits that) must not hand the
+    step a shell that cannot trap the signal its ladder begins with."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _l2_started(report: Path) -> bool:
     if not report.exists():
         return False
@@ -80,7 +87,8 @@ def test_a_cancelled_step_prints_the_partial_summary_and_exits_130(tmp_path: Pat
     # The step's log goes where the workflow puts it; the test's own folder stands for .simpler.
     command = command.replace(".simpler/nox-", f"{tmp_path}/nox-")
     shell = subprocess.Popen(["bash", "-c", command], cwd=ROOT, env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             preexec_fn=_as_a_runner_starts_a_step)  # fmt: skip
     try:
         deadline = time.monotonic() + 300
         while not _l2_started(report) and shell.poll() is None and time.monotonic() < deadline:
