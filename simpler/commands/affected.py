@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import dataclass
-from pathlib import Path
 
 from simpler.usage import OneLineParser, UsageError, options_of, positive_int
 
@@ -47,29 +46,16 @@ def options(namespace: argparse.Namespace) -> AffectedCommand:
 
 
 def main(command: AffectedCommand, pytest_args: list[str]) -> int:
-    from simpler.history.store import store_ref
-    from simpler.impact.affected import BadRevision, decide
-    from simpler.impact.rules import load_rules
+    from simpler.impact.render import explain, json_document, text_lines
+    from simpler.orchestrator.affected_run import decide_for
     from simpler.orchestrator.collection import ListingError, collect_suite
 
-    root = Path.cwd()
-    try:
-        rules = load_rules(root)
-    except ValueError as error:
-        raise UsageError(f"{PROG}: {error}") from None
     try:
         listing = collect_suite(command.platform, [0], pytest_args)
-    except ValueError as error:
+    except (ValueError, ListingError) as error:
         raise UsageError(f"{PROG}: {error}") from None
-    except ListingError as error:
-        raise UsageError(f"{PROG}: {error}") from None
-    tests = [*listing.l2, *(t.nodeid for t in listing.resource)]
-    try:
-        affected = decide(root, command.rev, store_ref(command.history), tests, rules,
-                          command.max_map_age, listing.unskippable, command.platform)  # fmt: skip
-    except BadRevision as error:
-        raise UsageError(f"{PROG}: {error}") from None
-    from simpler.impact.render import explain, json_document, text_lines
+    affected = decide_for(command.rev, listing, command.history, command.platform, PROG,
+                          command.max_map_age)  # fmt: skip
 
     if command.explain is not None:
         print(explain(affected, command.explain))

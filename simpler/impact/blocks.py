@@ -18,13 +18,11 @@ import ast
 import copy
 import hashlib
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 __all__ = ["MODULE", "Block", "FileBlocks", "blocks_of"]
 
 MODULE = "<module>"  # the qualified name of a file's module-level block
 Function = ast.FunctionDef | ast.AsyncFunctionDef
-Node = TypeVar("Node", bound=ast.AST)
 
 
 @dataclass(frozen=True)
@@ -59,7 +57,7 @@ def blocks_of(source: str) -> FileBlocks:
         for line in range(first, last + 1):
             found._by_line[line] = qualname
     last_line = max((getattr(n, "end_lineno", 0) or 0 for n in ast.walk(tree)), default=0)
-    found.blocks[MODULE] = Block(MODULE, _checksum(_module_level(tree)), 1, max(last_line, 1))
+    found.blocks[MODULE] = Block(MODULE, _digest(_module_level(tree)), 1, max(last_line, 1))
     return found
 
 
@@ -77,12 +75,17 @@ def _collect(node: ast.AST, prefix: str, out: list[tuple[str, Function]]) -> Non
 
 def _checksum(node: ast.AST) -> str:
     """A digest of ``node``'s syntax, docstrings left out (positions are not part of it)."""
-    text = ast.dump(_without_docstrings(node), annotate_fields=False, include_attributes=False)
+    return _digest(copy.deepcopy(node))
+
+
+def _digest(bare: ast.AST) -> str:
+    """``_checksum`` of a node of the caller's own: its docstrings are taken out in place."""
+    _drop_docstrings(bare)
+    text = ast.dump(bare, annotate_fields=False, include_attributes=False)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _without_docstrings(node: ast.AST) -> ast.AST:
-    bare = _copy(node)
+def _drop_docstrings(bare: ast.AST) -> None:
     for each in ast.walk(bare):
         body = getattr(each, "body", None)
         if (
@@ -92,7 +95,6 @@ def _without_docstrings(node: ast.AST) -> ast.AST:
             and _is_docstring(body[0])
         ):
             each.body = body[1:] or [ast.Pass()]
-    return bare
 
 
 def _is_docstring(statement: ast.stmt) -> bool:
@@ -104,10 +106,11 @@ def _is_docstring(statement: ast.stmt) -> bool:
 
 
 def _module_level(tree: ast.Module) -> ast.Module:
-    """The module as it runs at import: a ``def`` runs its decorators and defaults, never its
-    body, and a plain one (neither) only binds a name, so adding or removing it is no change
-    of import-time code (the tests that ran a removed function are selected by its block)."""
-    bare = _copy(tree)
+    """A copy of the module as it runs at import: a ``def`` runs its decorators and defaults,
+    never its body, and a plain one (neither) only binds a name, so adding or removing it is no
+    change of import-time code (the tests that ran a removed function are selected by its
+    block)."""
+    bare = copy.deepcopy(tree)
     for each in ast.walk(bare):
         body = getattr(each, "body", None)
         if isinstance(body, list):
@@ -127,7 +130,3 @@ def _plain_def(statement: ast.stmt) -> bool:
         and not arguments.defaults
         and not any(default is not None for default in arguments.kw_defaults)
     )
-
-
-def _copy(node: Node) -> Node:
-    return copy.deepcopy(node)

@@ -34,14 +34,6 @@ class ImpactMap:
 
     checksums: dict[BlockKey, str] = field(default_factory=dict)
     tests: dict[str, set[BlockKey]] = field(default_factory=dict)
-    unreadable: list[str] = field(default_factory=list)  # measured files that are not Python
-
-    def add(self, other: ImpactMap) -> None:
-        """The union: another job's or shard's map of the same commit."""
-        self.checksums.update(other.checksums)
-        for nodeid, blocks in other.tests.items():
-            self.tests.setdefault(nodeid, set()).update(blocks)
-        self.unreadable = sorted({*self.unreadable, *other.unreadable})
 
 
 def nodeid_of_context(context: str) -> str | None:
@@ -63,8 +55,7 @@ def build_map(data: CoverageData, root: Path) -> ImpactMap:
         try:
             blocks = blocks_of(Path(measured).read_text(encoding="utf-8"))
         except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
-            built.unreadable.append(relative)
-            continue
+            continue  # not in the map: a change to it selects everything
         for qualname, block in blocks.blocks.items():
             built.checksums[(relative, qualname)] = block.checksum
         _add_tests(built, relative, blocks, (data.contexts_by_lineno(measured) or {}).items())

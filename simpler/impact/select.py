@@ -46,10 +46,6 @@ class Decision:
     non_code: list[str] = field(default_factory=list)  # changed files that select nothing
     other_platforms: list[str] = field(default_factory=list)  # another platform's files
 
-    @property
-    def everything(self) -> bool:
-        return self.run_all is not None
-
 
 def select_tests(
     impact: ImpactMap,
@@ -73,14 +69,16 @@ def select_tests(
         else:
             code_changes[path] = source
     test_files = {_file_of(nodeid) for nodeid in tests}
-    measured = {file for file, _ in impact.checksums}
+    measured: dict[str, dict[str, str]] = {}  # file -> its blocks' checksums, as the map has them
+    for (file, name), checksum in impact.checksums.items():
+        measured.setdefault(file, {})[name] = checksum
     changed_blocks: set[BlockKey] = set()
     for path, source in code_changes.items():
         if path in test_files or PurePosixPath(path).name == "conftest.py":
             continue  # selects by path, below
         if path not in measured:
             return everything(tests, f"{path} changed: the map has no account of it")
-        blocks = _changed_blocks(impact, path, source)
+        blocks = _changed_blocks(path, measured[path], source)
         if blocks is None or (path, MODULE) in blocks:
             return everything(tests, f"{path} changed import-time code the map cannot attribute")
         changed_blocks |= blocks
@@ -113,10 +111,9 @@ def _reasons(
     return reasons
 
 
-def _changed_blocks(impact: ImpactMap, path: str, source: str | None) -> set[BlockKey] | None:
-    """The blocks of ``path`` whose checksum differs now (or that vanished); None when the
-    file cannot be read as Python any more."""
-    was = {name: checksum for (file, name), checksum in impact.checksums.items() if file == path}
+def _changed_blocks(path: str, was: Mapping[str, str], source: str | None) -> set[BlockKey] | None:
+    """The blocks of ``path`` whose checksum (``was``, by name) differs now, or that vanished;
+    None when the file cannot be read as Python any more."""
     if source is None:
         return {(path, name) for name in was}
     try:

@@ -14,12 +14,15 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simpler.share.listing import SuiteListing
 from simpler.usage import UsageError
 
-__all__ = ["AffectedRun", "select_affected"]
+if TYPE_CHECKING:
+    from simpler.impact.affected import Affected
+
+__all__ = ["AffectedRun", "decide_for", "select_affected"]
 
 PROG = "simpler run"
 MAX_MAP_AGE = 50  # commits before the merge-base a map may be from
@@ -27,50 +30,67 @@ MAX_MAP_AGE = 50  # commits before the merge-base a map may be from
 
 @dataclass(frozen=True)
 class AffectedRun:
-    listing: SuiteListing  # the selected tests only
+    listing: SuiteListing  # what runs: the selected tests (shadow mode: all of them)
     headline: str
     record: dict[str, Any]  # the L2 phase start record's ``affected``
-    only_tests: Path | None  # None: nothing selected, nothing to run
+    only_tests: Path | None  # the selection's file; None in shadow mode or when it is empty
 
     @property
-    def empty(self) -> bool:
-        return self.only_tests is None
+    def runs_nothing(self) -> bool:
+        """Nothing selected (every change non-code): the run ends before it starts."""
+        return not self.record["shadow"] and not self.record["selected"]
 
 
-def select_affected(
-    rev: str, listing: SuiteListing, history: str | None, platform: str
-) -> AffectedRun:
+def decide_for(
+    rev: str,
+    listing: SuiteListing,
+    history: str | None,
+    platform: str,
+    prog: str,
+    max_age: int = MAX_MAP_AGE,
+) -> Affected:
+    """The decision on the suite as collected now; bad input (REV, the project's table) is
+    a UsageError that names ``prog``."""
     from simpler.history.store import store_ref
-    from simpler.impact.affected import BadRevision, decide
-    from simpler.impact.render import headline
+    from simpler.impact.affected import decide
     from simpler.impact.rules import load_rules
 
     root = Path.cwd()
     try:
         rules = load_rules(root)
-        tests = [*listing.l2, *(t.nodeid for t in listing.resource)]
-        affected = decide(
-            root, rev, store_ref(history), tests, rules, MAX_MAP_AGE, listing.unskippable,
-            platform,
-        )  # fmt: skip
-    except (BadRevision, ValueError) as error:
-        raise UsageError(f"{PROG}: --affected-since: {error}") from None
+        return decide(root, rev, store_ref(history), listing.nodeids(), rules, max_age,
+                      listing.unskippable, platform)  # fmt: skip
+    except ValueError as error:  # a BadRevision, or the project's table
+        raise UsageError(f"{prog}: {error}") from None
+
+
+def select_affected(
+    rev: str, listing: SuiteListing, history: str | None, platform: str, *, shadow: bool
+) -> AffectedRun:
+    """The run's share: the selected tests, or in ``shadow`` mode every test, the decision
+    only told."""
+    from simpler.impact.render import headline
+
+    affected = decide_for(rev, listing, history, platform, f"{PROG}: --affected-since")
     chosen = affected.decision.selected
-    kept = SuiteListing(
-        l2=[n for n in listing.l2 if n in chosen],
-        plain={n for n in listing.plain if n in chosen},
-        resource=[t for t in listing.resource if t.nodeid in chosen],
-        unskippable=listing.unskippable & set(chosen),
-    )
     record = {
         "since": rev,
         "map_commit": affected.map_commit,
         "run_all": affected.decision.run_all,
         "non_code": affected.decision.non_code,
         "selected": len(chosen),
-        "of": len(tests),
+        "of": len(listing.nodeids()),
         "reasons": chosen,
+        "shadow": shadow,
     }
+    if shadow:
+        return AffectedRun(listing, headline(affected), record, None)
+    kept = SuiteListing(
+        l2=[n for n in listing.l2 if n in chosen],
+        plain={n for n in listing.plain if n in chosen},
+        resource=[t for t in listing.resource if t.nodeid in chosen],
+        unskippable=listing.unskippable & set(chosen),
+    )
     return AffectedRun(kept, headline(affected), record, _listed(chosen) if chosen else None)
 
 

@@ -71,11 +71,11 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
             )
         warn_unmatched(quarantine, listing)
         affected = _affected(options, listing)
-        if affected is not None and affected.empty and not options.affected_shadow:
+        if affected is not None and affected.runs_nothing:
             children.close()
             print(f"simpler: {affected.headline} -> exit 0")  # a deliberate, loud empty run
             return None
-        if affected is not None and not options.affected_shadow:
+        if affected is not None:
             listing = affected.listing
         l2_files: list[str] | None = None
         resource_tests = listing.resource if listing is not None else None
@@ -115,9 +115,7 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
         if options.impact_map:
             ctx.impact_map = _impact_target(ctx.history, path, ctx.run_id)
         if affected is not None:
-            shadow = options.affected_shadow  # everything runs: the decision is only told
-            ctx.only_tests = None if shadow else affected.only_tests
-            ctx.affected = {**affected.record, "shadow": shadow}
+            ctx.only_tests, ctx.affected = affected.only_tests, affected.record
         # Last: the collection above is part of the start-up the deadline must leave room for.
         ctx.deadline = run_deadline(options.deadline or os.environ.get(DEADLINE_ENV), PROG)
         return ctx, phases
@@ -157,7 +155,10 @@ def _affected(options: RunOptions, listing: SuiteListing | None) -> AffectedRun 
         return None
     from simpler.orchestrator.affected_run import select_affected
 
-    affected = select_affected(options.affected_since, listing, options.history, options.platform)
+    affected = select_affected(
+        options.affected_since, listing, options.history, options.platform,
+        shadow=options.affected_shadow,
+    )  # fmt: skip
     print(f"{PROG}: {affected.headline}", flush=True)
     return affected
 

@@ -30,6 +30,10 @@ class SuiteListing:
     # Marked @pytest.mark.unskippable: --affected-since runs them whatever changed.
     unskippable: set[str] = field(default_factory=set)
 
+    def nodeids(self) -> list[str]:
+        """Every test of the suite: the L2 ones, then the Resource ones."""
+        return [*self.l2, *(t.nodeid for t in self.resource)]
+
     def l2_files(self) -> dict[str, list[str]]:
         files: dict[str, list[str]] = {}
         for nodeid in self.l2:

@@ -83,16 +83,6 @@ def test_each_test_holds_the_blocks_it_ran_and_a_shared_line_names_both(
     }
 
 
-def test_the_map_of_two_jobs_is_their_union(measured: ImpactMap) -> None:
-    other = ImpactMap(checksums={("pkg/b.py", "f"): "1"}, tests={"t.py::c": {("pkg/b.py", "f")}})
-    other.tests["tests/test_code.py::test_a"] = {("pkg/b.py", "f")}
-    measured.add(other)
-    assert measured.tests["tests/test_code.py::test_a"] == {
-        ("pkg/code.py", "only_a"), ("pkg/code.py", "shared"), ("pkg/b.py", "f")
-    }  # fmt: skip
-    assert measured.tests["t.py::c"] == {("pkg/b.py", "f")}
-
-
 @pytest.mark.parametrize(
     ("context", "nodeid"),
     [("t.py::a|run", "t.py::a"), ("t.py::a[x|y]|attempt 3", "t.py::a[x|y]"), ("", None),

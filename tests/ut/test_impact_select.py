@@ -46,7 +46,7 @@ def test_a_changed_body_selects_exactly_the_tests_that_ran_it_with_the_reason() 
     changed = {"pkg/code.py": CODE.replace("return shared(1)", "return shared(3)")}
     decision = select_tests(_map(), changed, SUITE, RULES)
     assert decision.selected == {A: ["ran changed block pkg/code.py::only_a"]}
-    assert decision.left_out == [B, C] and not decision.everything
+    assert decision.left_out == [B, C] and decision.run_all is None
 
 
 def test_a_shared_function_changed_selects_every_test_that_ran_it() -> None:
