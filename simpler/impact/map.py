@@ -23,7 +23,7 @@ from simpler.impact.blocks import FileBlocks, blocks_of
 if TYPE_CHECKING:
     from coverage import CoverageData
 
-__all__ = ["BlockKey", "ImpactMap", "build_map", "nodeid_of_context"]
+__all__ = ["BlockKey", "ImpactMap", "build_map", "nodeid_of_context", "project_path"]
 
 BlockKey = tuple[str, str]  # (file relative to the root, qualified name)
 
@@ -49,7 +49,7 @@ def build_map(data: CoverageData, root: Path) -> ImpactMap:
     built = ImpactMap()
     root = root.resolve()
     for measured in sorted(data.measured_files()):
-        relative = _relative(measured, root)
+        relative = project_path(measured, root)
         if relative is None:
             continue
         try:
@@ -76,7 +76,8 @@ def _add_tests(
                 built.tests.setdefault(nodeid, set()).add(key)
 
 
-def _relative(measured: str, root: Path) -> str | None:
+def project_path(measured: str, root: Path) -> str | None:
+    """``measured`` named from ``root`` (resolved) with ``/``; None when it lies outside."""
     path = Path(os.path.realpath(measured))
     try:
         return path.relative_to(root).as_posix()

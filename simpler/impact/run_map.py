@@ -8,6 +8,7 @@ from pathlib import Path
 
 from simpler.history.impact_rows import MAP_FOLDER, add_map_rows
 from simpler.impact.git_change import clean_head
+from simpler.impact.kernel_sources import Launches, add_kernels, kernel_of
 from simpler.impact.map import build_map
 from simpler.impact.store import Environment, map_rows
 from simpler.reporting.atomic_write import write_atomically
@@ -31,9 +32,10 @@ def map_target(history: str, root: Path, report: Path, run_id: str) -> MapTarget
     return MapTarget(history, clean_head(root), root, beside)
 
 
-def save_run_map(data_file: Path, target: MapTarget) -> str:
+def save_run_map(data_file: Path, target: MapTarget, launches: Launches) -> str:
     """Build the map from ``data_file`` (the run's combined coverage, with test contexts) and
-    add it to the history; the line that says what was kept. Raises what the store raises."""
+    ``launches`` (each test's kernels, from its records) and add it to the history; the line
+    that says what was kept. Raises what the store raises."""
     from coverage import CoverageData
 
     from simpler.history.store import open_store, store_label
@@ -44,6 +46,7 @@ def save_run_map(data_file: Path, target: MapTarget) -> str:
         impact = build_map(data, target.root)
     finally:
         data.close()
+    add_kernels(impact, launches, target.root)
     rows = map_rows(target.commit, Environment.here(), impact)
     text = rows.to_json().encode("utf-8")
     write_atomically(target.beside, lambda stream: stream.write(text))
@@ -53,7 +56,10 @@ def save_run_map(data_file: Path, target: MapTarget) -> str:
     finally:
         conn.close()
     files = len({file for file, _ in impact.checksums})
+    kernels = len({name for _, name in impact.checksums if kernel_of(name) is not None})
+    launched = f", {kernels} kernels" if kernels else ""
     return (
         f"impact map of {target.commit[:10]}: {len(impact.tests)} tests, "
-        f"{len(impact.checksums)} blocks in {files} files, kept in {store_label(target.history)}"
+        f"{len(impact.checksums)} blocks in {files} files{launched}, "
+        f"kept in {store_label(target.history)}"
     )

@@ -6,7 +6,9 @@ each with its source now (None: deleted). A test is selected when its own file c
 vanished. Everything else the map cannot see fails closed, in one place: the whole suite
 runs and the rule that said so is named (:attr:`Decision.run_all`):
 
-- a changed file that is none of: Python the map measured, a test file, a ``non_code`` path;
+- a changed file that is none of: Python the map measured, a kernel source the map
+  attributes (one named ``kernel <name>``: the tests that launched that kernel), a test file,
+  a ``non_code`` path; C/C++ no kernel names is said as such;
 - import-time code (a module-level block) that changed in a file the tests import: the map
   does not attribute what an import does to the tests that follow it;
 - a ``run_all`` path.
@@ -22,9 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from simpler.impact.blocks import MODULE, blocks_of
+from simpler.impact.kernel_sources import kernel_of, source_checksum
 from simpler.impact.map import BlockKey, ImpactMap
 
 __all__ = ["Decision", "Rules", "everything", "select_tests"]
+
+# What a runner library is built from: a change to one no kernel in the map names runs all.
+NATIVE_SUFFIXES = frozenset({".c", ".cc", ".cpp", ".cxx", ".cu", ".h", ".hh", ".hpp", ".hxx"})
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,7 @@ def select_tests(
         if path in test_files or PurePosixPath(path).name == "conftest.py":
             continue  # selects by path, below
         if path not in measured:
-            return everything(tests, f"{path} changed: the map has no account of it")
+            return everything(tests, _unaccounted(path))
         blocks = _changed_blocks(path, measured[path], source)
         if blocks is None or (path, MODULE) in blocks:
             return everything(tests, f"{path} changed import-time code the map cannot attribute")
@@ -107,20 +113,42 @@ def _reasons(
     ran = impact.tests.get(nodeid)
     if ran is None:
         return [*reasons, "new test (not in the map)"]
-    reasons += [f"ran changed block {file}::{name}" for file, name in sorted(ran & changed_blocks)]
+    reasons += [_ran_changed(file, name) for file, name in sorted(ran & changed_blocks)]
     return reasons
+
+
+def _ran_changed(file: str, name: str) -> str:
+    kernel = kernel_of(name)
+    if kernel is not None:
+        return f"launched kernel {kernel} ({file} changed)"
+    return f"ran changed block {file}::{name}"
+
+
+def _unaccounted(path: str) -> str:
+    if PurePosixPath(path).suffix in NATIVE_SUFFIXES:
+        return f"{path} changed: C/C++ that no kernel in the map was built from"
+    return f"{path} changed: the map has no account of it"
 
 
 def _changed_blocks(path: str, was: Mapping[str, str], source: str | None) -> set[BlockKey] | None:
     """The blocks of ``path`` whose checksum (``was``, by name) differs now, or that vanished;
-    None when the file cannot be read as Python any more."""
+    None when the file cannot be read as Python any more. A kernel source's blocks (one per
+    kernel built from it) change together, with the file's text."""
     if source is None:
         return {(path, name) for name in was}
+    kernels = {name: checksum for name, checksum in was.items() if kernel_of(name) is not None}
+    text_now = source_checksum(source) if kernels else None
+    changed = {(path, name) for name, checksum in kernels.items() if checksum != text_now}
+    python = {name: checksum for name, checksum in was.items() if name not in kernels}
+    if not python:
+        return changed
     try:
         now = {name: block.checksum for name, block in blocks_of(source).blocks.items()}
     except (SyntaxError, ValueError):
         return None
-    return {(path, name) for name, checksum in was.items() if now.get(name) != checksum}
+    return changed | {
+        (path, name) for name, checksum in python.items() if now.get(name) != checksum
+    }
 
 
 def everything(tests: Iterable[str], why: str) -> Decision:

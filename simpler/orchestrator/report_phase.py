@@ -25,7 +25,7 @@ from simpler.orchestrator.context import RunContext
 from simpler.reporting import report_file as report
 from simpler.reporting.notices import report_text
 from simpler.reporting.quarantine_file import QuarantineFile
-from simpler.reporting.records import CoverageRecord, PhaseRecord
+from simpler.reporting.records import CoverageRecord, PhaseRecord, TestRecord
 from simpler.reporting.resource_block import latest_children
 from simpler.reporting.summary import Ruling, Summary, select_latest_runs, summarize
 from simpler.share.missing_jobs import ExpectedJob, missing_jobs, missing_ruling
@@ -124,7 +124,8 @@ def _print_records(
     if covered is not None and covered.unwritten:
         unwritten = ", ".join(filter(None, [unwritten, *covered.unwritten]))
     if options.impact is not None:
-        unwritten = ", ".join(filter(None, [unwritten, _keep_impact_map(covered, options.impact)]))
+        kept = _keep_impact_map(covered, options.impact, _launches(records))
+        unwritten = ", ".join(filter(None, [unwritten, kept]))
     ruling = options.ruling
     if unwritten and (ruling is None or ruling.code == EXIT_USAGE):
         ruling = Ruling(EXIT_INFRA, f"{unwritten} could not be written")
@@ -179,14 +180,27 @@ def _code_coverage(
     return covered
 
 
-def _keep_impact_map(covered: CoverageResult | None, target: MapTarget) -> str:
+def _launches(records: list[report.Record]) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Each test's kernels, over all its attempts (a retry may launch what the first did not)."""
+    launches: dict[str, dict[str, tuple[str, ...]]] = {}
+    for record in records:
+        if isinstance(record, TestRecord) and record.kernels:
+            launches.setdefault(record.nodeid, {}).update(record.kernels)
+    return launches
+
+
+def _keep_impact_map(
+    covered: CoverageResult | None,
+    target: MapTarget,
+    launches: dict[str, dict[str, tuple[str, ...]]],
+) -> str:
     """The run's map kept in the history, said in one line; what could not be kept, if not."""
     from simpler.impact.run_map import save_run_map
 
     if covered is None or covered.combined is None:
         return "the impact map (the run measured nothing)"
     try:
-        print(save_run_map(covered.combined.data_file, target), flush=True)
+        print(save_run_map(covered.combined.data_file, target, launches), flush=True)
     except Exception as error:  # the history, the disk, a data file: named, exit 3
         return f"the impact map ({error})"
     return ""

@@ -287,6 +287,9 @@ def pytest_runtest_makereport(
         if reported is not None:
             setattr(test_report, CALL_DEVICE_ERROR, reported.as_json())
     if call.when == "teardown":
+        from simpler import runner
+
+        trace.kernels = runner.launched_kernels()
         settings = item.config.stash[SETTINGS]
         record = build_test_record(
             item.nodeid, trace, attempt=settings.attempt, retry_role=settings.retry_role

@@ -100,6 +100,8 @@ class AttemptTrace:
     device: int | None = None
     poisoned: bool = False
     poison_skip_reason: str | None = None
+    # The kernels it launched, each with the sources its library says it was built from.
+    kernels: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def build_test_record(
@@ -112,7 +114,7 @@ def build_test_record(
     device_error = trace.device_error
     if device_error is None and isinstance(error, DeviceRuntimeError):
         device_error = error
-    return {
+    record: dict[str, Any] = {
         "type": "test",
         "nodeid": nodeid,
         "outcome": outcome,
@@ -128,6 +130,9 @@ def build_test_record(
         "duration_s": round(sum(r.duration for r in trace.reports), 6),
         "pid": os.getpid(),  # which process ran it: how many ran at once, from the report
     }
+    if trace.kernels:  # device tests only: a device-free record stays as short as it was
+        record["kernels"] = {name: list(trace.kernels[name]) for name in sorted(trace.kernels)}
+    return record
 
 
 def build_crash_record(

@@ -122,6 +122,18 @@ def _positive_counts(raw: Mapping[str, Any], key: str) -> dict[str, int]:
     return {str(k): v for k, v in counts.items() if isinstance(v, int) and v > 0}
 
 
+def _kernels(raw: Mapping[str, Any], key: str) -> dict[str, tuple[str, ...]]:
+    """``{kernel: [source, ...]}``; what is not that shape reads as no kernel."""
+    value = raw.get(key)
+    if not isinstance(value, dict):
+        return {}
+    return {
+        str(name): tuple(s for s in sources if isinstance(s, str))
+        for name, sources in value.items()
+        if isinstance(sources, list)
+    }
+
+
 def _processes(raw: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
     """``pid``, ``name``, ``cmdline``, ``test``, ``signal`` of each (a non-dict: left out)."""
     processes = raw.get(key)
@@ -188,6 +200,7 @@ class TestRecord(Record):
     quarantined = Field(_true)
     pid = Field(_int)  # the process that ran it (None: its controller wrote it after a crash)
     duration_s = Field(_duration)
+    kernels = Field(_kernels)  # each kernel it launched, with the sources it was built from
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ __all__ = [
     "Out",
     "Runner",
     "configure_faults",
+    "launched_kernels",
     "op_timeout_ms",
     "open_runner",
     "set_test_context",
@@ -48,6 +49,10 @@ _state_lock = threading.Lock()
 _faults: FaultPlan | None = None  # None: not configured yet, read SIMPLER_SIM_FAULTS
 _test: tuple[str, int] = ("", 1)
 _pushed_in: int | None = None  # the process whose library got this state (a fork has its own)
+# The kernels the running test launched, each with the sources its library says it was built
+# from: the test's record carries them into the impact map.
+_launched: dict[str, tuple[str, ...]] = {}
+_sources_known: dict[tuple[str, str, str], tuple[str, ...]] = {}  # (library, platform, kernel)
 
 
 def configure_faults(spec: str | None, source: str = "--simpler-sim-fault") -> FaultPlan:
@@ -68,8 +73,24 @@ def set_test_context(nodeid: str, attempt: int = 1) -> None:
         raise ValueError(f"attempt must be 1 or more, got {attempt}")
     with _state_lock:
         _test = (nodeid, attempt)
+        _launched.clear()
         for native_library in library.loaded():
             native_library.push_test(nodeid, attempt)
+
+
+def launched_kernels() -> dict[str, tuple[str, ...]]:
+    """The kernels launched since the running test began (:func:`set_test_context`), by name,
+    each with the source files it was built from (absolute; () when its library does not say)."""
+    with _state_lock:
+        return dict(_launched)
+
+
+def _note_launch(native_library: library.NativeLibrary, platform: str, kernel: str) -> None:
+    key = (native_library.origin, platform, kernel)
+    with _state_lock:
+        if key not in _sources_known:
+            _sources_known[key] = native_library.kernel_sources(platform, kernel)
+        _launched[kernel] = _sources_known[key]
 
 
 def op_timeout_ms() -> int:
@@ -164,6 +185,7 @@ class Runner:
 
         launch = prepare_launch(kernel, args, known=known_kernels(self._library.kind))
         native = self._native
+        _note_launch(self._library, self.platform, launch.kernel)
         rc = native.run(launch.kernel, *self._c_arrays(launch))
         if rc == INVALID_ARGUMENT_RC and not native.unusable():
             raise KernelArgumentError(int(rc), str(native.last_where()), str(native.last_message()))

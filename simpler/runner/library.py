@@ -27,7 +27,8 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,11 @@ __all__ = [
 ]
 
 SOURCE_DIR = Path(__file__).resolve().parent
-SIM_SOURCES = ("runner.h", "launch_faults.h", "simcard.h", "simkernels.h", "simcard.cpp")
+SIM_KERNEL_SOURCES = ("simkernels/plan.h", "simkernels/elementwise.h", "simkernels/matmul.h",
+                      "simkernels/softmax.h")  # fmt: skip
+SIM_SOURCES = ("runner.h", "launch_faults.h", "simcard.h", "simkernels.h", *SIM_KERNEL_SOURCES,
+               "simcard.cpp")  # fmt: skip
+KERNEL_SOURCES_EXPORT = "simpler_kernel_sources"  # optional: runner.h says what it returns
 # runner.h's SIMPLER_RUNNER_ABI: the version this package's Python side marshals for.
 RUNNER_ABI = 2
 LIBRARY_EXPORTS = ("simpler_runner_abi", "simpler_create_runner", "simpler_destroy_runner")
@@ -74,6 +79,16 @@ class NativeLibrary:
     scalar_pointer: Any  # address -> const simpler_scalar*
     create: Any  # the runner factory: (platform, runtime, device, op_timeout_ms) -> runner*
     destroy: Any
+    # (platform, kernel) -> the library's answer (one source per line), or None: it says none.
+    sources_of: Callable[[str, str], str | None] = lambda platform, kernel: None
+    sources_root: Path = field(default_factory=Path.cwd)  # where its relative paths start
+
+    def kernel_sources(self, platform: str, kernel: str) -> tuple[str, ...]:
+        """The files ``kernel`` was built from (absolute), as the library says; () when it
+        does not (then a change to its C++ is one no kernel accounts for)."""
+        answer = self.sources_of(platform, kernel) or ""
+        named = [line.strip() for line in answer.splitlines() if line.strip()]
+        return tuple(str(self.sources_root / path) for path in named)
 
     def push_faults(self, plan: FaultPlan) -> None:
         # Each runner takes the kinds it injects; the rest were refused for its platform.
@@ -191,7 +206,33 @@ def _load_uncached(kind: str) -> NativeLibrary:
         cppyy.ll.cast["const simpler_scalar*"],
         getattr(cppyy.gbl, create),
         getattr(cppyy.gbl, destroy),
+        *_kernel_sources_answer(cppyy, kind, user_library),
     )
+
+
+def _kernel_sources_answer(
+    cppyy: Any, kind: str, user_library: str | None
+) -> tuple[Callable[[str, str], str | None], Path]:
+    """How to ask the library which sources a kernel was built from, and where its relative
+    answers start: the simulated card's own source directory, or the run's root for a
+    user's library (which may not export the function: then it says nothing)."""
+    if kind == SIM:
+        return lambda platform, kernel: str(
+            cppyy.gbl.simpler_kernel_sources(platform, kernel) or ""
+        ), SOURCE_DIR
+    if kind == USER and user_library:
+        # ctypes, not cppyy: cling cannot be asked whether an optional symbol exists.
+        handle = ctypes.CDLL(user_library, mode=ctypes.RTLD_GLOBAL)
+        if hasattr(handle, KERNEL_SOURCES_EXPORT):
+            answer = getattr(handle, KERNEL_SOURCES_EXPORT)
+            answer.restype, answer.argtypes = ctypes.c_char_p, [ctypes.c_char_p, ctypes.c_char_p]
+
+            def sources_of(platform: str, kernel: str) -> str | None:
+                said = answer(platform.encode(), kernel.encode())
+                return said.decode("utf-8", "replace") if said else None
+
+            return sources_of, Path.cwd()
+    return (lambda platform, kernel: None), Path.cwd()
 
 
 def check_user_library(path: str) -> None:

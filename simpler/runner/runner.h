@@ -151,4 +151,14 @@ extern "C" simpler::DeviceRunner* simpler_create_runner(const char* platform, co
                                                         int device, int op_timeout_ms);
 extern "C" void simpler_destroy_runner(simpler::DeviceRunner* runner);
 
+// Optional (a library without it keeps ABI 2): the source files `kernel` of
+// `platform` was built from, one path per line, each absolute or relative to
+// the directory the run starts in (the project's root); nullptr or "" when the
+// library does not say. The pointer stays valid for the library's lifetime.
+// simpler's impact map ties each test to the kernels it launched and their
+// sources, so a change to one kernel's source selects the tests that launched
+// it (simpler affected); without this export a change to the library's C++
+// selects every test.
+extern "C" const char* simpler_kernel_sources(const char* platform, const char* kernel);
+
 #endif  // SIMPLER_RUNNER_H

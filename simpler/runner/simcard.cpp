@@ -344,6 +344,12 @@ extern "C" simpler::DeviceRunner* simpler_create_runner(const char* platform, co
 
 extern "C" void simpler_destroy_runner(simpler::DeviceRunner* runner) { delete runner; }
 
+// Relative to the card's own source directory: simpler resolves them there, wherever the
+// package is installed (a cached library is shared by every checkout of one source).
+extern "C" const char* simpler_kernel_sources(const char* platform, const char* kernel) {
+    return find_platform(platform) == nullptr ? nullptr : simkernels::kernel_sources(kernel);
+}
+
 extern "C" void simpler_sim_clear_faults() {
     g_launch_faults.clear();
     std::lock_guard<std::mutex> lock(g_faults_mu);

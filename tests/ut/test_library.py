@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import shutil
 import subprocess
@@ -52,7 +53,9 @@ def _simulator_sources() -> list[str]:
         if name not in found:
             found.append(name)
             text = (library.SOURCE_DIR / name).read_text()
-            pending += re.findall(r'^#include "([^"]+)"', text, flags=re.MULTILINE)
+            folder = posixpath.dirname(name)  # a quoted include starts from its file's folder
+            included = re.findall(r'^#include "([^"]+)"', text, flags=re.MULTILINE)
+            pending += [posixpath.normpath(posixpath.join(folder, path)) for path in included]
     return sorted(found)
 
 
@@ -61,6 +64,7 @@ def test_the_cache_key_follows_every_source_of_the_library(
     changed: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for name in _simulator_sources():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(library.SOURCE_DIR / name, tmp_path / name)
     monkeypatch.setattr(library, "SOURCE_DIR", tmp_path)
     unchanged = library._sources_key()
