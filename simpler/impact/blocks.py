@@ -15,7 +15,6 @@ it ran.
 from __future__ import annotations
 
 import ast
-import copy
 import hashlib
 from dataclasses import dataclass, field
 
@@ -23,6 +22,8 @@ __all__ = ["MODULE", "Block", "FileBlocks", "blocks_of"]
 
 MODULE = "<module>"  # the qualified name of a file's module-level block
 Function = ast.FunctionDef | ast.AsyncFunctionDef
+DOCSTRING_HOLDERS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+PASS = ast.Pass()
 
 
 @dataclass(frozen=True)
@@ -52,12 +53,12 @@ def blocks_of(source: str) -> FileBlocks:
     for qualname, node in functions:
         first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
         last = node.end_lineno or node.lineno
-        found.blocks[qualname] = Block(qualname, _checksum(node), first, last)
+        found.blocks[qualname] = Block(qualname, _digest(node, at_import=False), first, last)
         # Outer functions come first: an inner one overwrites its own lines.
         for line in range(first, last + 1):
             found._by_line[line] = qualname
-    last_line = max((getattr(n, "end_lineno", 0) or 0 for n in ast.walk(tree)), default=0)
-    found.blocks[MODULE] = Block(MODULE, _digest(_module_level(tree)), 1, max(last_line, 1))
+    last_line = max((s.end_lineno or s.lineno for s in tree.body), default=1)
+    found.blocks[MODULE] = Block(MODULE, _digest(tree, at_import=True), 1, max(last_line, 1))
     return found
 
 
@@ -73,28 +74,55 @@ def _collect(node: ast.AST, prefix: str, out: list[tuple[str, Function]]) -> Non
             _collect(child, prefix, out)
 
 
-def _checksum(node: ast.AST) -> str:
-    """A digest of ``node``'s syntax, docstrings left out (positions are not part of it)."""
-    return _digest(copy.deepcopy(node))
+def _digest(node: ast.AST, *, at_import: bool) -> str:
+    """A digest of ``node``'s syntax (positions are not part of it), docstrings left out.
+    ``at_import``: of what runs when the module is imported (see :func:`_import_time_body`).
+    The tree is read, never copied: copying every function's tree was most of a map's cost."""
+    out: list[str] = []
+    _write(node, out, at_import)
+    return hashlib.sha256("".join(out).encode()).hexdigest()[:16]
 
 
-def _digest(bare: ast.AST) -> str:
-    """``_checksum`` of a node of the caller's own: its docstrings are taken out in place."""
-    _drop_docstrings(bare)
-    text = ast.dump(bare, annotate_fields=False, include_attributes=False)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+def _write(node: ast.AST, out: list[str], at_import: bool) -> None:
+    out.append(type(node).__name__)
+    out.append("(")
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if name == "body" and isinstance(value, list):
+            value = _body(node, value, at_import)
+        if isinstance(value, list):
+            out.append("[")
+            for item in value:
+                _write_value(item, out, at_import)
+            out.append("]")
+        else:
+            _write_value(value, out, at_import)
+    out.append(")")
 
 
-def _drop_docstrings(bare: ast.AST) -> None:
-    for each in ast.walk(bare):
-        body = getattr(each, "body", None)
-        if (
-            isinstance(each, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-            and isinstance(body, list)
-            and body
-            and _is_docstring(body[0])
-        ):
-            each.body = body[1:] or [ast.Pass()]
+def _write_value(value: object, out: list[str], at_import: bool) -> None:
+    if isinstance(value, ast.AST):
+        _write(value, out, at_import)
+    else:
+        out.append(repr(value))
+    out.append(",")
+
+
+def _body(node: ast.AST, body: list[ast.stmt], at_import: bool) -> list[ast.stmt]:
+    if isinstance(node, DOCSTRING_HOLDERS) and body and _is_docstring(body[0]):
+        body = body[1:]
+    if at_import:
+        body = _import_time_body(node, body)
+    return body or [PASS]  # an emptied body reads as ``pass``, as the source must say
+
+
+def _import_time_body(node: ast.AST, body: list[ast.stmt]) -> list[ast.stmt]:
+    """What of a body runs at import: a ``def`` runs its decorators and defaults, never its
+    body, and a plain one (neither) only binds a name, so adding or removing it is no change
+    of import-time code (the tests that ran a removed function are selected by its block)."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return []
+    return [statement for statement in body if not _plain_def(statement)]
 
 
 def _is_docstring(statement: ast.stmt) -> bool:
@@ -103,22 +131,6 @@ def _is_docstring(statement: ast.stmt) -> bool:
         and isinstance(statement.value, ast.Constant)
         and isinstance(statement.value.value, str)
     )
-
-
-def _module_level(tree: ast.Module) -> ast.Module:
-    """A copy of the module as it runs at import: a ``def`` runs its decorators and defaults,
-    never its body, and a plain one (neither) only binds a name, so adding or removing it is no
-    change of import-time code (the tests that ran a removed function are selected by its
-    block)."""
-    bare = copy.deepcopy(tree)
-    for each in ast.walk(bare):
-        body = getattr(each, "body", None)
-        if isinstance(body, list):
-            kept = [s for s in body if not _plain_def(s)]
-            setattr(each, "body", kept or [ast.Pass()])  # noqa: B010 - any node with a body
-        if isinstance(each, ast.FunctionDef | ast.AsyncFunctionDef):
-            each.body = [ast.Pass()]
-    return bare
 
 
 def _plain_def(statement: ast.stmt) -> bool:

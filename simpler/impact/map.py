@@ -68,8 +68,12 @@ def _add_tests(
     blocks: FileBlocks,
     lines: Iterable[tuple[int, list[str]]],
 ) -> None:
+    # Contexts gathered per block first: a test names each block once, not once per line.
+    by_block: dict[str, set[str]] = {}
     for line, contexts in lines:
-        key = (relative, blocks.block_at(line))
+        by_block.setdefault(blocks.block_at(line), set()).update(contexts)
+    for name, contexts in by_block.items():
+        key = (relative, name)
         for context in contexts:
             nodeid = nodeid_of_context(context)
             if nodeid is not None:
