@@ -605,6 +605,11 @@ BENCHMARKS: dict[str, Callable[[int], list[Figure]]] = {
     "slots_fixed_cost": lambda repeats: _figures("bench_slots", "fixed_cost", min(repeats, 5)),
     # Per-test selection: simpler affected's decision on a map of 10,000 tests (bench_affected.py).
     "affected": lambda repeats: _figures("bench_affected", "affected_figures", min(repeats, 3)),
+    # The impact map (bench_impact.py): the scene suite with --impact-map against --cov and
+    # against no coverage (3 variants a round, at most 5 rounds), and storing a 5,000-test map
+    # against `coverage combine` of the same data.
+    "impact_run": lambda repeats: _figures("bench_impact", "run_figures", min(repeats, 5)),
+    "impact_store": lambda repeats: _figures("bench_impact", "store_figures", repeats),
 }
 
 

@@ -212,30 +212,59 @@ def test_shadow_mode_runs_everything_and_names_the_failure_the_selection_would_m
     assert "0 of 3 tests selected (shadow: everything ran)" in done.stdout
 
 
+def _split_jobs(
+    simpler_run: Any, project: Path, tmp_path: Path, split: str
+) -> list[tuple[str, ...]]:
+    """Each job's options: two shards, or the three jobs of a plan (`simpler plan`)."""
+    if split == "shards":
+        return [("--shard", f"{index}/2") for index in (1, 2)]
+    # A third file: a plan's unit is a file (or a device test), and three jobs need three.
+    (project / "tests" / "test_more.py").write_text(
+        "from pkg.calc import triple\n\n\ndef test_more():\n    assert triple(1) == 3\n"
+    )
+    _git(project, "add", "-A")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "more")
+    plan = tmp_path / "plan.json"
+    planned = simpler_run("plan", "--platform", "a5sim", "--runners", "1=runner-1", "--jobs",
+                          "1=3", "--out", str(plan), "--", "tests", cwd=project)  # fmt: skip
+    assert planned.returncode == 0, planned.stderr
+    jobs = [job["id"] for job in json.loads(plan.read_text())["jobs"]]
+    assert len(jobs) == 3, jobs
+    return [("--plan", str(plan), "--job", job) for job in jobs]
+
+
+@pytest.mark.parametrize("split", ["shards", "plan"])
 def test_the_map_of_split_jobs_imported_with_their_reports_equals_one_runs(
-    simpler_run: Any, project: Path, tmp_path: Path
+    simpler_run: Any, project: Path, tmp_path: Path, split: str
 ) -> None:
-    """Two shards, each its own job (its own history), their reports imported into one history
-    by `simpler history import`, as CI's summary job does: one map, the full run's."""
+    """Two shards, or three planned jobs, each its own job (its own history), their reports
+    imported into one history by `simpler history import`, as CI's summary job does: one map,
+    the full run's."""
     from contextlib import closing
 
     from simpler.history.store import open_store
     from simpler.impact.store import Environment, load_map
 
+    jobs = _split_jobs(simpler_run, project, tmp_path, split)
+    whole = tmp_path / "whole"  # one run of the commit the jobs run at, in a history of its own
+    options = ("--impact-map", "--report", str(whole / "r.jsonl"), "--history", str(whole / "h.db"))
+    assert simpler_run.suite("tests", device="0", options=options, cwd=project).returncode == 0
     reports = []
-    for index in (1, 2):
+    for index, job_options in enumerate(jobs):
         job = tmp_path / f"job{index}"
-        options = ("--impact-map", "--shard", f"{index}/2", "--report", str(job / "r.jsonl"),
+        options = ("--impact-map", *job_options, "--report", str(job / "r.jsonl"),
                    "--history", str(job / "h.db"))  # fmt: skip
         done = simpler_run.suite("tests", device="0", options=options, cwd=project)
         assert done.returncode == 0, done.stdout[-2000:]
         reports.append(str(job / "r.jsonl"))
     merged = tmp_path / "merged.db"
     imported = simpler_run("history", "import", *reports, "--db", str(merged), cwd=project)
-    assert imported.returncode == 0 and "2 impact map(s)" in imported.stdout, imported.stderr
+    assert imported.returncode == 0, imported.stderr
+    assert f"{len(reports)} impact map(s)" in imported.stdout, imported.stdout
     head = _git(project, "rev-parse", "HEAD")
     with closing(open_store(str(merged))) as conn:
         from_jobs = load_map(conn, head, Environment.here())
-    with closing(open_store(str(project / ".simpler" / "history.db"))) as conn:
-        one_run = load_map(conn, head, Environment.here())  # the fixture's full run
+    with closing(open_store(str(whole / "h.db"))) as conn:
+        one_run = load_map(conn, head, Environment.here())
     assert from_jobs is not None and from_jobs == one_run
+    assert len(from_jobs.tests) == (3 if split == "shards" else 4)
