@@ -72,9 +72,9 @@ def _add_tests(
     by_block: dict[str, set[str]] = {}
     for line, contexts in lines:
         by_block.setdefault(blocks.block_at(line), set()).update(contexts)
-    for name, contexts in by_block.items():
+    for name, named in by_block.items():
         key = (relative, name)
-        for context in contexts:
+        for context in named:
             nodeid = nodeid_of_context(context)
             if nodeid is not None:
                 built.tests.setdefault(nodeid, set()).add(key)

@@ -23,6 +23,7 @@ from simpler.orchestrator.children import ChildStarts
 from simpler.orchestrator.collection import inspect_suite
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.deadline import DEADLINE_ENV, run_deadline
+from simpler.orchestrator.empty_run import record_nothing_to_run
 from simpler.orchestrator.options import RunOptions
 from simpler.orchestrator.preflight import check_env_numbers, check_faults, check_platform
 from simpler.orchestrator.pytest_args import PytestArgs
@@ -73,6 +74,8 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
         affected = _affected(options, listing)
         if affected is not None and affected.runs_nothing:
             children.close()
+            record_nothing_to_run(options, split.label, len(listing.nodeids()) if listing else 0,
+                                  affected.headline, affected.record)  # fmt: skip
             print(f"simpler: {affected.headline} -> exit 0")  # a deliberate, loud empty run
             return None
         if affected is not None:
@@ -83,7 +86,10 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
             mine = split.share(listing, len(devices))
             if mine.empty:
                 children.close()
-                print(f"{PROG}: {split} has nothing to run (the suite has fewer units)")
+                why = f"{split} has nothing to run (the suite has fewer units)"
+                decided = affected.record if affected is not None else None
+                record_nothing_to_run(options, split.label, len(listing.nodeids()), why, decided)
+                print(f"{PROG}: {why}")
                 return None
             l2_files, resource_tests = mine.l2_files, mine.resource
             _check_fit(mine.resource, devices, phases)

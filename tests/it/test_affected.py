@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from simpler.reporting.report_file import read
+
 FILES = {
     "pkg/__init__.py": "",
     "pkg/calc.py": """
@@ -178,7 +180,7 @@ def test_a_run_of_a_non_code_change_runs_nothing_green_and_says_so(
     simpler_run: Any, project: Path
 ) -> None:
     (project / "CHANGES.md").write_text("- nothing yet\n")
-    done = _run_since_head(simpler_run, project)
+    done = _run_since_head(simpler_run, project, "--fail-if-nothing-ran")
     assert done.returncode == 0
     assert (
         done.stdout.rstrip()
@@ -186,6 +188,13 @@ def test_a_run_of_a_non_code_change_runs_nothing_green_and_says_so(
         .endswith("0 of 3 tests selected: every changed file is non-code (CHANGES.md) -> exit 0")
     )
     assert done.records("test") == []
+    # The report keeps the decision: CI's summary over every job reads it as deliberate.
+    (start,) = done.records("phase", event="start", phase="l2")
+    assert start["planned"] == [] and start["selected"] == 3
+    assert start["affected"]["non_code"] == ["CHANGES.md"]
+    report = simpler_run("report", "--file", str(done.report), "--fail-if-nothing-ran")
+    assert report.returncode == 0, report.stdout[-2000:]
+    assert "0 of 3 tests selected" in report.stdout
 
 
 def test_a_run_whose_change_the_map_cannot_see_runs_everything(
@@ -201,15 +210,34 @@ def test_a_run_whose_change_the_map_cannot_see_runs_everything(
 def test_shadow_mode_runs_everything_and_names_the_failure_the_selection_would_miss(
     simpler_run: Any, project: Path
 ) -> None:
+    """... in the summary, and in the history: the decision kept with the run, the miss rate
+    counted from its verdicts and shown on the history's page."""
+    from contextlib import closing
+
+    from simpler.history.shadow_misses import shadow_misses
+    from simpler.history.store import open_store
+
+    history = project / ".simpler" / "history.db"  # the map's, and now the run's too
     (project / "tests" / "expected.txt").write_text("5\n")  # non-code to the rules: a miss
-    done = _run_since_head(simpler_run, project, "--affected-shadow")
-    assert done.returncode == 1
+    done = _run_since_head(simpler_run, project, "--affected-shadow", "--history", str(history))
+    assert done.returncode == 1, done.stderr[-2000:]
     assert {r["nodeid"] for r in done.records("test")} == {DOUBLE, TRIPLE, CARD}
     assert (
         "affected shadow: the selection would have missed 1 of 1 failure(s):\n"
         f"  {DOUBLE}\n" in done.stdout
     )
     assert "0 of 3 tests selected (shadow: everything ran)" in done.stdout
+    (start,) = done.records("phase", event="start", phase="l2")
+    with closing(open_store(str(history))) as conn:
+        kept = conn.execute("SELECT run_id, since, run_all, selected, tests FROM affected_runs")
+        assert kept.fetchall() == [(start["run"], "HEAD", None, 0, 3)]
+        misses = shadow_misses(conn)
+    assert (misses.runs, misses.failures, misses.missed) == (1, 1, 1)
+    assert misses.newest == ((start["run"], DOUBLE),)
+    page = project / "history.html"
+    shown = simpler_run("history", "html", str(page), "--db", str(history), cwd=project)
+    assert shown.returncode == 0, shown.stderr
+    assert "missed 1 of 1 failure(s) over 1 shadow run(s) (100%)" in page.read_text()
 
 
 def _split_jobs(
@@ -268,3 +296,27 @@ def test_the_map_of_split_jobs_imported_with_their_reports_equals_one_runs(
         one_run = load_map(conn, head, Environment.here())
     assert from_jobs is not None and from_jobs == one_run
     assert len(from_jobs.tests) == (3 if split == "shards" else 4)
+
+
+def test_a_shard_whose_share_of_the_selection_is_empty_still_reports_and_is_green(
+    simpler_run: Any, project: Path, tmp_path: Path
+) -> None:
+    """One test selected, two shards: one shard runs it, the other has nothing to run and
+    says so in its report, so that the summary over both counts both jobs and is green."""
+    _edit_calc(project, "return x * 3", "return x + x + x")
+    reports = []
+    for index in (1, 2):
+        report = tmp_path / f"shard{index}.jsonl"
+        options = ("--affected-since", "HEAD", "--shard", f"{index}/2", "--report", str(report))
+        done = simpler_run.suite("tests", device="0", options=options, cwd=project)
+        assert done.returncode == 0, done.stdout[-2000:]
+        reports.append(report)
+    shards = {}
+    for report in reports:
+        starts = [r for r in read(report) if r["type"] == "phase" and r["event"] == "start"]
+        shards[starts[0]["shard"]] = sorted(n for s in starts for n in s.get("planned", []))
+    assert sorted(shards.values()) == [[], [TRIPLE]], shards
+    files = [arg for report in reports for arg in ("--file", str(report))]
+    merged = simpler_run("report", *files, "--fail-if-nothing-ran", cwd=project)
+    assert merged.returncode == 0, merged.stdout[-2000:]
+    assert "1 passed" in merged.stdout
