@@ -224,6 +224,14 @@ def _nothing_ran_args() -> list[str]:
     return ["--fail-if-nothing-ran"] if os.environ.get("SIMPLER_FAIL_IF_NOTHING_RAN") == "1" else []
 
 
+def _impact_args() -> list[str]:
+    # CI keeps the impact map on the default branch's full runs (SIMPLER_IMPACT_MAP=1) and runs
+    # only what a pull request's change can break (SIMPLER_AFFECTED_SINCE=origin/<base>).
+    keep = ["--impact-map"] if os.environ.get("SIMPLER_IMPACT_MAP") == "1" else []
+    since = os.environ.get("SIMPLER_AFFECTED_SINCE", "")
+    return [*keep, *(["--affected-since", since] if since else [])]
+
+
 def _cov_args() -> list[str]:
     # A CI job measures the scene suite with SIMPLER_COV=simpler (the --cov source): every
     # process the run starts writes its data beside the report, for the summary job to merge.
@@ -255,6 +263,7 @@ def _scene_suite(
         *_shard_args(),
         *_nothing_ran_args(),
         *_cov_args(),
+        *_impact_args(),
         "--",
         "tests/st",
         *session.posargs,

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SESSIONS = [{"session": "tests", "tags": ["ci"]}, {"session": "st_a5", "tags": ["ci", "sim"]}]
 
@@ -88,3 +90,45 @@ ALL_SESSIONS = [
     "bench",
     "chaos",
 ]
+
+
+def _noxfile() -> object:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("simpler_noxfile", ROOT / "noxfile.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_scene_sessions_keep_the_map_or_select_as_ci_asks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    impact_args = getattr(_noxfile(), "_impact_args")  # noqa: B009 - a module loaded by path
+    monkeypatch.delenv("SIMPLER_IMPACT_MAP", raising=False)
+    monkeypatch.delenv("SIMPLER_AFFECTED_SINCE", raising=False)
+    assert impact_args() == []
+    monkeypatch.setenv("SIMPLER_IMPACT_MAP", "1")
+    assert impact_args() == ["--impact-map"]
+    monkeypatch.setenv("SIMPLER_IMPACT_MAP", "")
+    monkeypatch.setenv("SIMPLER_AFFECTED_SINCE", "origin/main")
+    assert impact_args() == ["--affected-since", "origin/main"]
+
+
+def test_the_workflow_keeps_maps_on_the_default_branch_and_selects_on_pull_requests() -> None:
+    """The map is built by the full runs on pushes to the default branch, travels beside each
+    report to the summary job's history, and pull requests select from it with the history
+    they restore and the whole git history their merge-base needs."""
+    workflow = (ROOT / ".github" / "workflows" / "ci.yml").read_text()
+    session = workflow[workflow.index("\n  session:") : workflow.index("\n  other-pythons:")]
+    keep = re.search(r"SIMPLER_IMPACT_MAP: \$\{\{(.*)\}\}", session)
+    select = re.search(r"SIMPLER_AFFECTED_SINCE: \$\{\{(.*)\}\}", session)
+    assert keep and "github.event_name == 'push'" in keep.group(1)
+    assert "github.ref_name == github.event.repository.default_branch" in keep.group(1)
+    assert select and "github.event_name == 'pull_request'" in select.group(1)
+    assert "format('origin/{0}', github.base_ref)" in select.group(1)
+    assert "fetch-depth: ${{ env.SIMPLER_AFFECTED_SINCE != '' && '0' || '1' }}" in session
+    assert "path: .simpler/history.db" in session and "cache/save" not in session
+    assert ".simpler/impact/" in session  # the map travels with the report
+    assert "simpler history import" in workflow[workflow.index("\n  summary:") :]
