@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import threading
 import weakref
+from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simpler.contract import BUILTIN_PLATFORMS, SIM_PLATFORMS
@@ -32,6 +34,7 @@ __all__ = [
     "Runner",
     "configure_faults",
     "launched_kernels",
+    "note_launch",
     "op_timeout_ms",
     "open_runner",
     "set_test_context",
@@ -83,6 +86,18 @@ def launched_kernels() -> dict[str, tuple[str, ...]]:
     each with the source files it was built from (absolute; () when its library does not say)."""
     with _state_lock:
         return dict(_launched)
+
+
+def note_launch(kernel: str, sources: Iterable[str | os.PathLike[str]] = ()) -> None:
+    """Tell simpler that the running test launched ``kernel``, built from ``sources`` (paths,
+    absolute or from the project's root). simpler's own runners say this themselves; a
+    project's runner (``pytest_simpler_create_runner``) calls it from its own launch, so that
+    a change to one kernel's source selects only the tests that launched it."""
+    if not isinstance(kernel, str) or not kernel:
+        raise TypeError(f"kernel must be a non-empty str, got {kernel!r}")
+    named = tuple(str(Path(source).resolve()) for source in sources)
+    with _state_lock:
+        _launched[kernel] = tuple(dict.fromkeys([*_launched.get(kernel, ()), *named]))
 
 
 def _note_launch(native_library: library.NativeLibrary, platform: str, kernel: str) -> None:

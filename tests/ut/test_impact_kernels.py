@@ -108,3 +108,23 @@ def test_the_simulated_card_names_each_kernels_own_sources(kernel: str) -> None:
     assert names == expected
     assert all(Path(source).is_file() for source in sources)
     assert runner.launched_kernels() == {}  # the next test starts with none
+
+
+def test_a_projects_runner_says_its_launches_through_note_launch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    runner.set_test_context("tests/test_k.py::test_own", 1)
+    try:
+        runner.note_launch("gemm", ["kernels/gemm.cce"])
+        runner.note_launch("gemm", ["kernels/common.h", "kernels/gemm.cce"])
+        runner.note_launch("relu")
+        assert runner.launched_kernels() == {
+            "gemm": (str(tmp_path / "kernels/gemm.cce"), str(tmp_path / "kernels/common.h")),
+            "relu": (),
+        }
+        with pytest.raises(TypeError, match="kernel must be a non-empty str"):
+            runner.note_launch("")
+    finally:
+        runner.set_test_context("", 1)
+    assert runner.launched_kernels() == {}
