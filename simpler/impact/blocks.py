@@ -23,6 +23,8 @@ __all__ = ["MODULE", "Block", "FileBlocks", "blocks_of"]
 MODULE = "<module>"  # the qualified name of a file's module-level block
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 DOCSTRING_HOLDERS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+# The fields that hold statements (a match's cases and a try's handlers hold them in turn).
+STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 PASS = ast.Pass()
 
 
@@ -63,15 +65,20 @@ def blocks_of(source: str) -> FileBlocks:
 
 
 def _collect(node: ast.AST, prefix: str, out: list[tuple[str, Function]]) -> None:
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-            qualname = f"{prefix}{child.name}"
-            out.append((qualname, child))
-            _collect(child, f"{qualname}.<locals>.", out)
-        elif isinstance(child, ast.ClassDef):
-            _collect(child, f"{prefix}{child.name}.", out)
-        else:
-            _collect(child, prefix, out)
+    # A def is a statement: only lists of statements are searched, never an expression.
+    for holder in STATEMENT_FIELDS:
+        children = getattr(node, holder, None)
+        if not isinstance(children, list):
+            continue
+        for child in children:
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                qualname = f"{prefix}{child.name}"
+                out.append((qualname, child))
+                _collect(child, f"{qualname}.<locals>.", out)
+            elif isinstance(child, ast.ClassDef):
+                _collect(child, f"{prefix}{child.name}.", out)
+            else:
+                _collect(child, prefix, out)
 
 
 def _digest(node: ast.AST, *, at_import: bool) -> str:
@@ -80,32 +87,30 @@ def _digest(node: ast.AST, *, at_import: bool) -> str:
     The tree is read, never copied: copying every function's tree was most of a map's cost."""
     out: list[str] = []
     _write(node, out, at_import)
-    return hashlib.sha256("".join(out).encode()).hexdigest()[:16]
+    # A separator no repr() holds bare: two trees never write the same text.
+    return hashlib.sha256("\x1f".join(out).encode()).hexdigest()[:16]
 
 
 def _write(node: ast.AST, out: list[str], at_import: bool) -> None:
-    out.append(type(node).__name__)
-    out.append("(")
+    append = out.append
+    append(type(node).__name__)
     for name in node._fields:
         value = getattr(node, name, None)
-        if name == "body" and isinstance(value, list):
-            value = _body(node, value, at_import)
         if isinstance(value, list):
-            out.append("[")
+            if name == "body":
+                value = _body(node, value, at_import)
+            append("[")
             for item in value:
-                _write_value(item, out, at_import)
-            out.append("]")
+                if isinstance(item, ast.AST):
+                    _write(item, out, at_import)
+                else:
+                    append(repr(item))
+            append("]")
+        elif isinstance(value, ast.AST):
+            _write(value, out, at_import)
         else:
-            _write_value(value, out, at_import)
-    out.append(")")
-
-
-def _write_value(value: object, out: list[str], at_import: bool) -> None:
-    if isinstance(value, ast.AST):
-        _write(value, out, at_import)
-    else:
-        out.append(repr(value))
-    out.append(",")
+            append(repr(value))
+    append(")")
 
 
 def _body(node: ast.AST, body: list[ast.stmt], at_import: bool) -> list[ast.stmt]:
