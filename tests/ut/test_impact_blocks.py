@@ -94,3 +94,37 @@ def test_a_plain_def_added_or_removed_is_no_change_of_import_time_code() -> None
     assert _checksums(SOURCE + "\n\ndef added(y):\n    return y\n")[MODULE] == before
     assert _checksums(SOURCE.replace("async def fetch", "async def renamed"))[MODULE] == before
     assert _checksums(SOURCE + "\n\n@cache\ndef added(y):\n    return y\n")[MODULE] != before
+
+
+def test_a_def_under_any_statement_is_found() -> None:
+    source = textwrap.dedent("""
+        import sys
+
+        try:
+            def in_try(): return 1
+        except ImportError:
+            def in_except(): return 2
+        else:
+            def in_else(): return 3
+        finally:
+            def in_finally(): return 4
+        if sys:
+            with open(__file__) as f:
+                for _ in ():
+                    pass
+                else:
+                    def in_for_else(): return 5
+        match sys.platform:
+            case "linux":
+                class InCase:
+                    def method(self): return 6
+        """)
+    assert set(blocks_of(source).blocks) == {
+        MODULE,
+        "in_try",
+        "in_except",
+        "in_else",
+        "in_finally",
+        "in_for_else",
+        "InCase.method",
+    }
