@@ -90,3 +90,54 @@ def test_each_test_holds_the_blocks_it_ran_and_a_shared_line_names_both(
 )  # fmt: skip
 def test_a_context_names_its_test(context: str, nodeid: str | None) -> None:
     assert nodeid_of_context(context) == nodeid
+
+
+PROBE = """
+import sys
+from coverage import Coverage
+
+cov = Coverage.current()
+import shared_mod
+
+cov.switch_context("t.py::a|run"); shared_mod.shared(1)
+cov.switch_context("t.py::b|run"); shared_mod.shared(2)
+cov.switch_context("")
+cov.save()
+data = cov.get_data()
+measured = [p for p in data.measured_files() if p.endswith("shared_mod.py")]
+print(sorted({c for cs in data.contexts_by_lineno(measured[0]).values() for c in cs if c}))
+"""
+
+
+def _measured_process_config(tmp_path: Path) -> str:
+    from simpler.coverage.options import CovOptions
+    from simpler.coverage.process_env import RunCoverage
+
+    options = CovOptions(enabled=True, sources=(str(tmp_path),), context="test")
+    return RunCoverage(options, tmp_path / "data").env("L2_pass")["COVERAGE_PROCESS_CONFIG"]
+
+
+def test_a_run_with_test_contexts_measures_with_the_c_tracer(tmp_path: Path) -> None:
+    """sys.monitoring keeps the first context that reaches a line (coveragepy #2200): a map
+    built on it would give a shared line to one test only."""
+    import base64
+    import json
+
+    config = json.loads(base64.b64decode(_measured_process_config(tmp_path)))
+    assert config["core"] == "ctrace"
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="sys.monitoring exists from Python 3.12")
+def test_a_shared_line_names_both_tests_even_where_sys_monitoring_is_asked_for(
+    tmp_path: Path,
+) -> None:
+    import os
+    import subprocess
+
+    (tmp_path / "shared_mod.py").write_text("def shared(x):\n    return x * 2\n")
+    (tmp_path / "data").mkdir()
+    env = {**os.environ, "COVERAGE_CORE": "sysmon",
+           "COVERAGE_PROCESS_CONFIG": _measured_process_config(tmp_path)}  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", PROBE], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    assert done.stdout.strip() == "['t.py::a|run', 't.py::b|run']", done.stdout + done.stderr
