@@ -34,6 +34,9 @@ _TABLES = {
     # The suites runs name: a shard stored first names the suite of its own tests until the
     # run's other shards arrive, and that suite stays, unnamed, until a prune drops it.
     "suite_tests": "SELECT * FROM suite_tests WHERE suite IN (SELECT suite FROM runs)",
+    # A shadow run's selection (--affected-shadow).
+    "affected_runs": "SELECT * FROM affected_runs",
+    "affected_selected": "SELECT * FROM affected_selected",
 }
 
 

@@ -2,9 +2,9 @@
 
 A team moving from the cached SQLite file to a server keeps its past, and a server's runs
 can be taken home as a file. Each run is copied whole, in one transaction: the run's rows in
-DST are replaced by SRC's (its attempts, verdicts and phases, as SRC's importer left them),
-so a copy repeated changes nothing and a round trip gives back the same rows. The suites
-the runs name are added where DST lacks them.
+DST are replaced by SRC's (its attempts, verdicts and phases, and a shadow run's selection,
+as SRC's importer left them), so a copy repeated changes nothing and a round trip gives back
+the same rows. The suites the runs name are added where DST lacks them.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ _RUN_TABLES = {
     "run_phases": (
         "run_id", "phase", "source", "starts", "ends", "returncode", "duration_s",
     ),
+    "affected_runs": ("run_id", "since", "map_commit", "run_all", "selected", "tests"),
+    "affected_selected": ("run_id", "nodeid"),
 }  # fmt: skip
 _SUITE_OF = _RUN_TABLES["runs"].index("suite")
 

@@ -33,6 +33,7 @@ import orjson
 from simpler.history.parallel_read import read_in_order
 from simpler.history.parsed_run import SHAPES, ReadRun, RunPart
 from simpler.history.run_meta import MetaSource, RunMeta, RunPhases, record_key
+from simpler.history.shadow_rows import keep_shadow_decision
 from simpler.history.store.connection import Connection, transaction
 from simpler.history.suites import record_suite, suite_of
 from simpler.history.verdict_rows import (
@@ -342,6 +343,8 @@ def _store_run(conn: Connection, part: ReadRun, meta: MetaSource) -> tuple[bool,
             conn.executemany(INSERT_VERDICT, verdicts)
             suite = suite_of(row[1] for row in verdicts)
         record_suite(conn, run_id, suite)
+        if part.shape.shadow is not None:  # a shadow run: what its selection would have run
+            keep_shadow_decision(conn, run_id, part.shape.shadow)
     return held is None, written
 
 

@@ -1,4 +1,5 @@
-"""What the history's readers hand each other: a test's scores and its strip of runs.
+"""What the history's readers hand each other: a test's scores and its strip of runs, and
+the selection's misses over the shadow runs.
 
 Plain data, shared by the scores, ``show``, the quarantine's suggestions and the page, so
 that each renders or decides from one computation instead of its own query.
@@ -9,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["CAUSES", "STATES", "LastFailure", "StripMark", "TestScore"]
+__all__ = ["CAUSES", "STATES", "LastFailure", "ShadowMisses", "StripMark", "TestScore"]
 
 CAUSES = ("test", "device", "infra")
 # A test's state over the window, worst first in the order a reader acts on them.
@@ -61,3 +62,34 @@ class StripMark:
     commit: str | None
     mark: str
     started: float | None = None
+
+
+@dataclass(frozen=True)
+class ShadowMisses:
+    """The failures of shadow runs (``--affected-shadow``: every test ran) that the selection
+    would have left out (``shadow_misses.py``)."""
+
+    runs: int  # shadow runs counted
+    failures: int  # their failed tests, one per run and test
+    missed: int  # of those, the tests the selection did not select
+    runs_with_misses: int  # runs with at least one miss
+    newest: tuple[tuple[str, str], ...] = ()  # (run id, node id) of misses, newest run first
+
+    @property
+    def rate(self) -> float | None:
+        """Missed failures / failures; None where there was no failure to miss."""
+        return self.missed / self.failures if self.failures else None
+
+    def headline(self) -> str:
+        """The figure in one line, as the page and a terminal say it."""
+        if not self.runs:
+            return "no shadow run (simpler run --affected-shadow) kept in the window"
+        text = (
+            f"the selection would have missed {self.missed} of {self.failures} failure(s) "
+            f"over {self.runs} shadow run(s)"
+        )
+        if self.rate is None:
+            return text
+        # A miss is never rounded away to "0%": one miss in a thousand is still one.
+        percent = "<1%" if 0 < self.rate < 0.005 else f"{self.rate:.0%}"
+        return f"{text} ({percent})"

@@ -1,7 +1,8 @@
-"""The history as one page to look at: the flaky table, each test's strip of runs, and why
-failed attempts failed.
+"""The history as one page to look at: the flaky table, each test's strip of runs, why
+failed attempts failed, and what the selection would have missed in shadow runs.
 
-One job: scores, strips and attribution counts in, one self-contained HTML file out. The page
+One job: scores, strips, attribution counts and shadow misses in, one self-contained HTML
+file out. The page
 is opened from a CI artifact, often offline and long after the run, so it loads nothing: no
 server, no CDN, no font or script from anywhere; the style is inline and a Content Security
 Policy forbids every fetch, so a later edit cannot quietly add one. Everything a person must
@@ -17,7 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from simpler.history.model import CAUSES, STATES, StripMark, TestScore
+from simpler.history.model import CAUSES, STATES, ShadowMisses, StripMark, TestScore
 from simpler.reporting.compat import UTC
 
 __all__ = ["CAUSE_MEANINGS", "MARKS", "STATE_MEANINGS", "render_page"]
@@ -87,10 +88,12 @@ def render_page(
     title: str,
     generated: str,
     window: str,
+    shadow: ShadowMisses | None = None,
 ) -> str:
     """The whole page. ``scores`` are shown in the order given (the caller sorts); ``strips``
     maps a node id to its runs oldest first (a test without one shows "no runs"; a strip
-    without a score is not shown); ``attribution`` counts failed attempts by cause."""
+    without a score is not shown); ``attribution`` counts failed attempts by cause;
+    ``shadow`` is what the selection would have missed (None: no shadow run)."""
     parts = [
         _head(title),
         "<header>",
@@ -99,6 +102,7 @@ def render_page(
         f"{len(scores)} test(s)</p>",
         "</header>",
         _attribution(attribution),
+        _shadow(shadow or ShadowMisses(0, 0, 0, 0)),
     ]
     if scores:
         parts += [_states(), _legend(), _table(scores, strips), _SCRIPT]
@@ -171,6 +175,32 @@ def _attribution(attribution: Mapping[str, int]) -> str:
         "<th>What it means</th></tr></thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody>\n"
         "</table>\n</section>"
     )
+
+
+def _shadow(shadow: ShadowMisses) -> str:
+    """The miss rate in one line, then the newest misses; with no shadow run, a line saying
+    so (as the other sections say they are empty rather than vanish)."""
+    line = shadow.headline()
+    parts = [
+        '<section id="shadow">\n<h2>Selection (shadow runs)</h2>',
+        f'<p class="shadow-line">{_e(line[:1].upper() + line[1:])}.</p>',
+    ]
+    if shadow.runs and not shadow.newest:
+        parts.append('<p class="meta">No failure was left out.</p>')
+    elif shadow.newest:
+        rows = "\n".join(
+            f'<tr><td><code>{_e(run_id)}</code></td><td class="nodeid">'
+            f"<code>{_breakable(nodeid)}</code></td></tr>"
+            for run_id, nodeid in shadow.newest
+        )
+        parts.append(
+            f'<p class="meta">{shadow.runs_with_misses} of {shadow.runs} shadow run(s) had a '
+            "miss; the newest misses:</p>\n"
+            '<table id="misses">\n<thead><tr><th>Run</th>'
+            "<th>Failed, and the selection left it out</th></tr></thead>\n"
+            f"<tbody>\n{rows}\n</tbody>\n</table>"
+        )
+    return "\n".join([*parts, "</section>"])
 
 
 def _states() -> str:

@@ -2,8 +2,9 @@
 
 The page itself (markup, style, the one inline script) is :mod:`simpler.history.page`;
 this module only reads: the scores of the window, a strip for each test worth looking at,
-and the failed attempts counted by cause. It writes the file atomically (a temporary file
-renamed over OUT), so a CI step that publishes the page never uploads half of one.
+the failed attempts counted by cause, and what the selection missed in shadow runs. It
+writes the file atomically (a temporary file renamed over OUT), so a CI step that publishes
+the page never uploads half of one.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from simpler.history.model import StripMark, TestScore
 from simpler.history.page import render_page
 from simpler.history.scores import compute_scores
+from simpler.history.shadow_misses import shadow_misses
 from simpler.history.show import test_strip
 from simpler.history.store.connection import Connection
 from simpler.history.window import EVERY_RUN, WINDOW_CTE, Window
@@ -65,6 +67,7 @@ def write_page(
         title=f"simpler history: {source}",
         generated=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(now)),
         window=window.describe(),
+        shadow=shadow_misses(conn, window=window),
     )
     write_atomically(out, lambda stream: stream.write(html.encode("utf-8")))
     return len(scores)

@@ -4,8 +4,9 @@ Two sources:
 
 - the environment of the import: the commit, branch and runner the caller names, else GitHub
   Actions' variables, else git where the import runs inside a work tree, else the host name;
-- the run's own records: its platform, its first and last times, and per phase the starts,
-  ends and return codes it holds, which decide whether the run's report is complete.
+- the run's own records: its platform, its first and last times, per phase the starts,
+  ends and return codes it holds, which decide whether the run's report is complete, and in
+  a shadow run the selection's decision.
 
 A run's phases are kept per *source* (one report file's share of the run, named by its first
 record of the run), so that shards imported one at a time add up instead of forgetting each
@@ -24,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import astuple, dataclass, field
 from typing import Any
 
+from simpler.reporting.affected_block import AffectedDecision, decision_of
 from simpler.reporting.records import LifecycleRecord, PhaseRecord, Record
 from simpler.reporting.verdicts import READER_PHASES
 
@@ -68,6 +70,9 @@ class RunShape:
     ended: float | None = None
     platforms: Counter[str] = field(default_factory=Counter)
     phases: dict[str, PhaseTally] = field(default_factory=dict)
+    # A shadow run's selection (the L2 start record's ``affected``): the history keeps it to
+    # count what the selection would have missed (shadow_rows.py). None in any other run.
+    shadow: AffectedDecision | None = None
 
     @property
     def platform(self) -> str | None:
@@ -85,6 +90,10 @@ class RunShape:
                 self.ended = ts
         if isinstance(typed, PhaseRecord):
             self._phase(record)
+            if not typed.is_end and record.get("affected"):
+                decided = decision_of([typed])  # read as the summary reads it
+                if decided is not None and decided.shadow:
+                    self.shadow = decided
         elif isinstance(typed, LifecycleRecord) and not self.platforms:
             # simpler run writes no platform of its own: the pooled worker's key begins with
             # it ("a5sim/host_build_graph/dev0/gw0"); one lifecycle record names it.

@@ -16,7 +16,9 @@ from simpler.history.store.connection import Connection
 __all__ = ["delete_runs"]
 
 # The run's own rows first, its row in runs last: the file's foreign keys hold throughout.
-_TABLES_OF_A_RUN = ("attempts", "verdicts", "run_phases", "runs")
+_TABLES_OF_A_RUN = (
+    "attempts", "verdicts", "run_phases", "affected_selected", "affected_runs", "runs",
+)  # fmt: skip
 
 
 def delete_runs(conn: Connection, run_ids: str, parameters: Sequence[Any]) -> int:

@@ -20,9 +20,12 @@ Tables (docs/design.md, "The history store"):
 
 - ``impact_maps``, ``impact_blocks``, ``impact_tests``: the impact map of each commit and
   environment (``simpler.impact.store``).
+- ``affected_runs``, ``affected_selected``: the selection's decision in each shadow run
+  (``simpler run --affected-shadow``), which its verdicts count the misses of
+  (``shadow_rows.py``, ``shadow_misses.py``).
 
-Schema 2 added ``run_phases.duration_s``, schema 3 the impact map's tables; an older file
-gains them when it is opened.
+Schema 2 added ``run_phases.duration_s``, schema 3 the impact map's tables, schema 4 the
+shadow runs' decisions; an older file gains them when it is opened.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ __all__ = [
     "connect",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DEFAULT_DB = Path(".simpler") / "history.db"
 # Two CI jobs importing at once: the later waits for the earlier's one transaction per run.
 BUSY_TIMEOUT_S = 60.0
@@ -137,6 +140,22 @@ CREATE TABLE IF NOT EXISTS impact_tests (
     file        TEXT NOT NULL,
     qualname    TEXT NOT NULL,
     PRIMARY KEY (map_id, nodeid, file, qualname)
+) WITHOUT ROWID;
+-- The selection's decision in a shadow run (--affected-since REV --affected-shadow: every
+-- test ran), kept so that the run's verdicts tell which failures it would have missed. A run
+-- that was no shadow run has no row here.
+CREATE TABLE IF NOT EXISTS affected_runs (
+    run_id      TEXT PRIMARY KEY REFERENCES runs(run_id) ON DELETE CASCADE,
+    since       TEXT,               -- the revision the change was measured from
+    map_commit  TEXT,               -- the commit of the map it decided from, NULL if none
+    run_all     TEXT,               -- the rule that selected every test, NULL if none did
+    selected    INTEGER NOT NULL,   -- how many tests it selected
+    tests       INTEGER NOT NULL    -- of how many the suite had
+);
+CREATE TABLE IF NOT EXISTS affected_selected (
+    run_id      TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+    nodeid      TEXT NOT NULL,      -- a test the selection would have run
+    PRIMARY KEY (run_id, nodeid)
 ) WITHOUT ROWID;
 """
 

@@ -48,16 +48,19 @@ def decision_of(records: Iterable[Record]) -> AffectedDecision | None:
     decided = next((r.raw["affected"] for r in reversed(starts) if r.raw.get("affected")), None)
     if not isinstance(decided, dict):
         return None
-    reasons, commit, run_all = (
+    reasons, commit, run_all, of = (
         decided.get("reasons"),
         decided.get("map_commit"),
         decided.get("run_all"),
+        decided.get("of"),
     )
     return AffectedDecision(
         since=str(decided.get("since")),
         map_commit=commit if isinstance(commit, str) else None,
         run_all=run_all if isinstance(run_all, str) and run_all else None,
         selected=frozenset(reasons) if isinstance(reasons, dict) else frozenset(),
-        of=int(decided.get("of") or 0),
+        # A count that is not one (a hand-edited or foreign report) reads as none: the summary
+        # and the history's import read every report, and neither may stop at one field.
+        of=of if type(of) is int else 0,
         shadow=decided.get("shadow") is True,
     )

@@ -1,5 +1,6 @@
 """Reads a history page's flaky table back from the DOM a browser built: each row's cells as
-text and each strip's letters with their tooltips, for the tests that render the page."""
+text and each strip's letters with their tooltips, and the shadow runs' section (the miss
+line and the missed tests), for the tests that render the page."""
 
 from __future__ import annotations
 
@@ -60,3 +61,51 @@ def read_rows(dom: str) -> PageRows:
     rows.feed(dom)
     rows.close()
     return rows
+
+
+class ShadowSection(HTMLParser):
+    """The shadow runs' section: its miss line, and each missed test's cells as text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.line = ""
+        self.misses: list[list[str]] = []
+        self._in_line = self._in_table = self._in_misses = False
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "p" and "shadow-line" in (found.get("class") or "").split():
+            self._in_line = True
+        elif tag == "table" and found.get("id") == "misses":
+            self._in_table = True
+        elif tag == "tbody" and self._in_table:
+            self._in_misses = True
+        elif tag == "tr" and self._in_misses:
+            self.misses.append([])
+        elif tag == "td" and self._in_misses:
+            self.misses[-1].append("")
+            self._cell = self.misses[-1]
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "p":
+            self._in_line = False
+        elif tag in ("table", "tbody"):
+            self._in_table = self._in_table and tag == "tbody"
+            self._in_misses = False
+        elif tag == "td":
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in_line:
+            self.line += data
+        if self._cell is not None:
+            self._cell[-1] += data
+
+
+def read_shadow(dom: str) -> ShadowSection:
+    """The shadow runs' section of a history page's DOM, as the browser serialised it."""
+    section = ShadowSection()
+    section.feed(dom)
+    section.close()
+    return section

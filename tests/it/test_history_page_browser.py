@@ -1,6 +1,7 @@
 """The history page as a person sees it: rendered by a real browser (headless Chromium, Debian's
-package), its table rows and strips read back from the DOM the browser built, with scripts on
-and off, and the strips found, cell by cell and in order, in the colours of a screenshot."""
+package), its table rows, strips and the shadow runs' miss line read back from the DOM the
+browser built, with scripts on and off, and the strips found, cell by cell and in order, in the
+colours of a screenshot."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from typing import NamedTuple
 import headless_chromium
 import pytest
 from headless_chromium import Browser, colour_runs, hex_rgb, read_png
-from history_page_dom import read_rows
+from history_page_dom import read_rows, read_shadow
 
-from simpler.history.model import LastFailure, StripMark, TestScore
+from simpler.history.model import LastFailure, ShadowMisses, StripMark, TestScore
 from simpler.history.page import MARKS, render_page
 
 WIDTH, HEIGHT = 1280, 2000
@@ -32,6 +33,11 @@ TESTS = {  # node id: (its strip, its state, the Wilson 95% interval of its flak
     "tests/st/test_cmp.py::test_cmp[a<b-\"q\"-'é'-中]": ("..........", "stable", (0.0, 0.278)),
 }
 STRIPS = {nodeid: strip for nodeid, (strip, _, _) in TESTS.items()}
+# Three shadow runs of the ten: four failures, one of which the selection left out.
+MISSED = "tests/st/test_conv.py::test_stride[2]"
+SHADOW = ShadowMisses(
+    runs=3, failures=4, missed=1, runs_with_misses=1, newest=(("run-09", MISSED),)
+)
 
 
 def _scores() -> list[TestScore]:
@@ -92,6 +98,7 @@ def page(tmp_path: Path, request: pytest.FixtureRequest) -> Page:
         title="simpler history · main",
         generated="2026-01-11 09:30 UTC",
         window="last 10 runs",
+        shadow=SHADOW,
     )
     if not request.param:
         # Headless Chromium cannot dump or shoot a page with all scripts off (it scripts the
@@ -124,6 +131,16 @@ def test_the_browser_shows_each_row_and_its_strip(browser: Browser, page: Page) 
     assert flaky["rate"].startswith("30.0%")
     assert "run-08" in flaky["last"] and COMMITS[7] in flaky["last"]
     assert "AssertionError: 3 != 4" in flaky["last"]
+
+
+def test_the_browser_shows_what_the_selection_would_have_missed(
+    browser: Browser, page: Page
+) -> None:
+    seen = read_shadow(browser.dump_dom(page.path))
+    assert seen.line == (
+        "The selection would have missed 1 of 4 failure(s) over 3 shadow run(s) (25%)."
+    )
+    assert seen.misses == [["run-09", MISSED]]
 
 
 def test_the_strips_are_visible_in_a_screenshot(

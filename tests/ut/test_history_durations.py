@@ -146,6 +146,7 @@ def test_the_l2_phases_start_up_is_what_it_took_beyond_its_tests_spread_over_dev
 
 
 IMPACT_TABLES = ("impact_maps", "impact_blocks", "impact_tests")
+SHADOW_TABLES = ("affected_runs", "affected_selected")  # schema 4's
 
 
 @pytest.mark.parametrize("old", [1, 2])
@@ -154,7 +155,7 @@ def test_an_older_file_gains_the_phase_durations_and_the_impact_map_when_opened(
 ) -> None:
     path = tmp_path / "old.db"
     with closing(connect(path)) as made:  # today's, then taken back to schema ``old``
-        for table in IMPACT_TABLES:
+        for table in (*IMPACT_TABLES, *SHADOW_TABLES):
             made.execute(f"DROP TABLE {table}")
         if old == 1:
             made.execute("ALTER TABLE run_phases DROP COLUMN duration_s")
@@ -163,8 +164,8 @@ def test_an_older_file_gains_the_phase_durations_and_the_impact_map_when_opened(
         columns = [row[1] for row in opened.execute("PRAGMA table_info(run_phases)")]
         assert "duration_s" in columns
         tables = {row[0] for row in opened.execute("SELECT name FROM sqlite_master")}
-        assert set(IMPACT_TABLES) <= tables
-        assert opened.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert {*IMPACT_TABLES, *SHADOW_TABLES} <= tables
+        assert opened.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
 
 
 @pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o027, 0o640), (0o002, 0o664)])

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any
 
-from simpler.history.model import LastFailure, StripMark, TestScore
+from simpler.history.model import LastFailure, ShadowMisses, StripMark, TestScore
 from simpler.history.page import MARKS, render_page
 
 VOID = frozenset({"meta", "br", "input", "link", "img", "hr", "wbr"})
@@ -95,10 +95,21 @@ def strip(marks: str) -> list[StripMark]:
     return [StripMark(f"run-{i}", f"c0ffee{i:02d}", mark) for i, mark in enumerate(marks)]
 
 
-def page(scores: list[TestScore], strips: dict[str, list[StripMark]], **counts: int) -> str:
+def page(
+    scores: list[TestScore],
+    strips: dict[str, list[StripMark]],
+    shadow: ShadowMisses | None = None,
+    **counts: int,
+) -> str:
     attribution = counts or {"test": 4, "device": 2, "infra": 1}
     return render_page(
-        scores, strips, attribution, title="history", generated="2026-01-02", window="30 days"
+        scores,
+        strips,
+        attribution,
+        title="history",
+        generated="2026-01-02",
+        window="30 days",
+        shadow=shadow,
     )
 
 
@@ -211,3 +222,37 @@ def test_an_empty_history_says_so_instead_of_an_empty_table() -> None:
     empty = document.by_id("empty")
     assert empty is not None and "No runs in the window" in empty.text()
     assert document.by_id("scores") is None and document.all("script") == []
+
+
+def test_the_shadow_runs_say_how_many_failures_the_selection_would_have_missed() -> None:
+    misses = ShadowMisses(3, 4, 1, 1, (("run-9", HOSTILE),))
+    document = parse(page([score("t.py::a")], {}, misses))
+    section = document.by_id("shadow")
+    assert section is not None and section.one("h2").text() == "Selection (shadow runs)"
+    assert section.one("p", "shadow-line").text() == (
+        "The selection would have missed 1 of 4 failure(s) over 3 shadow run(s) (25%)."
+    )
+    assert "1 of 3 shadow run(s) had a miss" in section.one("p", "meta").text()
+    table = document.by_id("misses")
+    assert table is not None
+    ((run, test),) = [[c.text() for c in r.all("td")] for r in table.one("tbody").all("tr")]
+    assert run == "run-9"
+    assert test == HOSTILE.replace("\x00", "\ufffd").replace("\ud800", "\ufffd")
+    assert len(document.all("script")) == 1  # the hostile node id injected nothing
+
+
+def test_shadow_runs_that_missed_nothing_say_so_without_a_table() -> None:
+    document = parse(page([score("t.py::a")], {}, ShadowMisses(2, 3, 0, 0)))
+    section = document.by_id("shadow")
+    assert section is not None and document.by_id("misses") is None
+    assert "missed 0 of 3 failure(s) over 2 shadow run(s) (0%)" in section.text()
+    assert "No failure was left out." in section.text()
+
+
+def test_a_history_without_shadow_runs_says_none_was_kept() -> None:
+    for document in (parse(page([score("t.py::a")], {})), parse(page([], {}, test=0))):
+        section = document.by_id("shadow")
+        assert section is not None and document.by_id("misses") is None
+        assert section.one("p", "shadow-line").text() == (
+            "No shadow run (simpler run --affected-shadow) kept in the window."
+        )

@@ -141,6 +141,8 @@ def test_an_older_schema_is_upgraded_in_place(postgres_url: str) -> None:
         conn.execute("ALTER TABLE run_phases DROP COLUMN duration_s")  # schema 1 lacked it
         for table in ("impact_maps", "impact_blocks", "impact_tests"):  # and schema 3's
             conn.execute(f"DROP TABLE {table}")
+        for table in ("affected_runs", "affected_selected"):  # and schema 4's
+            conn.execute(f"DROP TABLE {table}")
         conn.execute("INSERT INTO runs (run_id) VALUES ('kept')")
     open_store(postgres_url).close()
     with psycopg.connect(postgres_url) as conn:
@@ -148,6 +150,10 @@ def test_an_older_schema_is_upgraded_in_place(postgres_url: str) -> None:
         assert conn.execute("SELECT run_id FROM runs").fetchall() == [("kept",)]
         conn.execute("SELECT duration_s FROM run_phases")
         conn.execute("SELECT map_id, nodeid, file, qualname FROM impact_tests")
+        conn.execute(
+            "SELECT run_id, since, map_commit, run_all, selected, tests FROM affected_runs"
+        )
+        conn.execute("SELECT run_id, nodeid FROM affected_selected")
 
 
 def test_a_newer_schema_is_refused_in_one_line(
