@@ -16,11 +16,10 @@
 from __future__ import annotations
 
 import random
-import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from bench import Figure, _command_seconds, _interleaved_medians
@@ -34,6 +33,7 @@ from bench_coverage import (
     module_lines,
     write_package,
 )
+from bench_isolation import _rounds
 
 __all__ = ["impact_figures", "run_figures", "store_figures"]
 
@@ -58,29 +58,31 @@ def _scene_run(report: Path, *options: str) -> list[str]:
 
 def run_figures(repeats: int) -> list[Figure]:
     """The scene suite plain, with ``--cov=simpler`` and with ``--impact-map --cov=simpler``,
-    in rounds that each start at the next variant; the first round (caches) is dropped."""
+    in rounds (``bench_isolation._rounds``: each starts at the next variant, the first is
+    dropped); every run reports into a fresh folder."""
+    variants = {
+        "plain": (),
+        "cov": ("--cov=simpler", "--cov-report="),
+        "impact": ("--impact-map", "--cov=simpler", "--cov-report="),
+    }
     with tempfile.TemporaryDirectory(prefix="simpler-bench-impact-") as folder:
         checkout = Path(folder) / "checkout"
         subprocess.run(["git", "clone", "-q", "--local", str(ROOT), str(checkout)], check=True)
-        history = Path(folder) / "history.db"
-        variants = {
-            "plain": (),
-            "cov": ("--cov=simpler", "--cov-report="),
-            "impact": ("--impact-map", "--cov=simpler", "--cov-report=", "--history", str(history)),
-        }
-        names = list(variants)
-        times: dict[str, list[float]] = {name: [] for name in names}
-        for index in range(repeats + 1):
-            for name in names[index % len(names) :] + names[: index % len(names)]:
-                report = Path(folder) / f"{name}-{index}" / "report.jsonl"
-                command = _scene_run(report, *variants[name])
+
+        def run(options: tuple[str, ...]) -> Callable[[Path], dict[str, float]]:
+            def measure(scratch: Path) -> dict[str, float]:
+                # The map goes to the checkout's own history (.simpler/history.db), as a
+                # user's does: --history would also import the run, which is no map's cost.
+                command = _scene_run(scratch / "report.jsonl", *options)
                 seconds = _command_seconds(command, env=_env(), cwd=checkout)
-                if name == "impact" and not list((report.parent / "impact").glob("*.json")):
+                if "--impact-map" in options and not list((scratch / "impact").glob("*.json")):
                     raise RuntimeError("the --impact-map run kept no map: " + " ".join(command))
-                shutil.rmtree(report.parent)
-                if index:
-                    times[name].append(seconds)
-    wall = {name: statistics.median(seconds) for name, seconds in times.items()}
+                return {"wall": seconds}
+
+            return measure
+
+        measured = _rounds({name: run(options) for name, options in variants.items()}, repeats)
+    wall = {name: measures["wall"] for name, measures in measured.items()}
     medians = f"medians of {repeats}; devices {DEVICES}"
     return [
         Figure(

@@ -44,6 +44,31 @@ def hand_to_workers(*, distributes: bool) -> None:
         coverage.process_startup(force=True)
 
 
+# The context of the test this process is running, when one is: a pytest session a test
+# runs in this process (pytester) must not take the outer test's lines as its own.
+_test_context: list[str] = []
+
+
+def _hand_context_to_children(context: str) -> str | None:
+    """A process the test starts (a subprocess, a ``python -c``) inherits coverage.py's
+    ``COVERAGE_PROCESS_CONFIG`` and is measured: given the test's context as its static
+    context, its lines are the test's too, not the empty context's. The config it had."""
+    handed = os.environ.get("COVERAGE_PROCESS_CONFIG")
+    if handed is None:
+        return None
+    from coverage.config import CoverageConfig
+
+    config = CoverageConfig.deserialize(handed)
+    config.context = context
+    os.environ["COVERAGE_PROCESS_CONFIG"] = config.serialize()
+    return handed
+
+
+def _restore_children_config(handed: str | None) -> None:
+    if handed is not None:
+        os.environ["COVERAGE_PROCESS_CONFIG"] = handed
+
+
 class ProcessCoverage:
     """The coverage of this process, seen from pytest."""
 
@@ -83,15 +108,27 @@ class ProcessCoverage:
     def pytest_runtest_protocol(
         self, item: pytest.Item, nextitem: pytest.Item | None
     ) -> Generator[None, object, object]:
-        if self._contexts:
-            self._cov.switch_context(self.context_of(item.nodeid))
+        names, handed = self._contexts and self._names_tests(), None
+        if names:
+            context = self.context_of(item.nodeid)
+            _test_context.append(context)
+            self._cov.switch_context(context)
+            handed = _hand_context_to_children(context)
         try:
             return (yield)
         finally:
-            if self._contexts:
+            if names:
                 self._cov.switch_context("")
+                _test_context.pop()
+                _restore_children_config(handed)
             if self._save_now(item, nextitem):
                 self.save()
+
+    def _names_tests(self) -> bool:
+        """Whether this session's tests name their lines. Not in a process a measured test
+        started (its lines are that test's, by the context it was handed), nor in a pytest
+        session nested in a test (pytester's in-process runs): the outer test holds them."""
+        return not self._cov.get_option("run:context") and not _test_context
 
     def _save_now(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool:
         if self._save_at == "file":

@@ -55,6 +55,9 @@ from simpler.plugin.state import (
     TRACE,
     FinishedTests,
     is_active,
+    nested_session,
+    session_ended,
+    session_started,
     write_record,
 )
 from simpler.plugin.test_records import (
@@ -118,9 +121,10 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     No session-wide refusal: an xdist worker past the devices fails only the tests that ask
     it for a ``worker`` (the ``worker`` fixture says why); ``simpler run`` refuses up front.
     """
-    if not plugin_active(config):
+    nested = nested_session(config)
+    if not plugin_active(config, nested=nested):
         return  # inactive: xdist is left alone, nothing is refused
-    settings = resolve_settings(config)
+    settings = resolve_settings(config, nested=nested)
     bind_options(config, settings)  # the project's own options, before its pytest_configure
     max_parallel = config.option.simpler_max_parallel
     if max_parallel is not None and max_parallel < 1:
@@ -136,6 +140,10 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(trylast=True)  # after the terminal reporter exists
+def pytest_unconfigure(config: pytest.Config) -> None:
+    session_ended(config)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # Registered active or not: a --strict-markers suite that uses them must still collect.
     config.addinivalue_line("markers", "runtime(name): the runtime the test's pooled worker runs")
@@ -147,10 +155,12 @@ def pytest_configure(config: pytest.Config) -> None:
         "device_count(n, est=None, timeout=None): a Resource test needing n devices "
         "(est, timeout: seconds)",
     )
-    config.stash[ACTIVE] = plugin_active(config)
+    nested = nested_session(config)
+    config.stash[ACTIVE] = plugin_active(config, nested=nested)
     if not config.stash[ACTIVE]:
         return  # invisible: no records, no output, no faults, no xdist hooks
-    settings = resolve_settings(config)
+    session_started(config)
+    settings = resolve_settings(config, nested=nested)
     config.stash[SETTINGS] = settings
     config.stash[FINISHED] = FinishedTests()
     config.pluginmanager.register(config.stash[FINISHED], "simpler-finished-tests")

@@ -10,6 +10,7 @@ where simpler is installed, and must never take a name a project's own conftest 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -193,28 +194,35 @@ def one_runtime_per_device(config: pytest.Config) -> bool:
     )
 
 
-def plugin_active(config: pytest.Config) -> bool:
+def plugin_active(config: pytest.Config, *, nested: bool = False) -> bool:
     """Asked for: a process ``simpler run`` started, or a ``--simpler-...`` option or ini key.
 
-    Inactive, the plugin writes nothing, prints nothing and leaves xdist alone.
+    Inactive, the plugin writes nothing, prints nothing and leaves xdist alone. ``nested``: a
+    pytest session run inside a test of an active one (pytester's in-process runs): the
+    environment simpler gave the outer session is not this one's asking.
     """
-    if os.environ.get("SIMPLER_PHASE"):
+    if os.environ.get("SIMPLER_PHASE") and not nested:
         return True
     if any(getattr(config.option, dest, None) for dest in OPTION_DESTS):
         return True
     return any(config.getini(key) for key in INI_KEYS)
 
 
-def resolve_settings(config: pytest.Config, *, active: bool = True) -> PluginSettings:
+def resolve_settings(
+    config: pytest.Config, *, active: bool = True, nested: bool = False
+) -> PluginSettings:
     """Validate the options; a bad one is a pytest.UsageError naming it.
 
     Inactive (``active`` False), the settings only serve the fixtures: no report, no faults,
-    no class lines.
+    no class lines. ``nested`` (a session inside a test of an active one): the outer run's
+    environment is not this session's; its records never go to the outer run's report, its
+    faults never replace the outer test's.
     """
+    environ: Mapping[str, str] = {} if nested else os.environ
     option = config.option
     platform = (
         option.simpler_platform
-        or os.environ.get("SIMPLER_PLATFORM")
+        or environ.get("SIMPLER_PLATFORM")
         or config.getini("simpler_platform")
         or "a5sim"
     )
@@ -222,7 +230,7 @@ def resolve_settings(config: pytest.Config, *, active: bool = True) -> PluginSet
         raise pytest.UsageError(no_runner_message(platform))
     spec = (
         option.simpler_device
-        or os.environ.get("SIMPLER_DEVICES")
+        or environ.get("SIMPLER_DEVICES")
         or config.getini("simpler_device")
         or "0"
     )
@@ -233,15 +241,11 @@ def resolve_settings(config: pytest.Config, *, active: bool = True) -> PluginSet
         raise pytest.UsageError(str(error)) from None
     if not active:
         return PluginSettings(platform, devices, None, "", True, None, None, 1, False)
-    explicit_report = (
-        option.simpler_report or os.environ.get("SIMPLER_REPORT") or _ini_report(config)
-    )
+    explicit_report = option.simpler_report or environ.get("SIMPLER_REPORT") or _ini_report(config)
     records_wanted = explicit_report or option.simpler_phase
     report = report_path(explicit_report).resolve() if records_wanted else None
     faults = ",".join(
-        part
-        for part in [os.environ.get("SIMPLER_SIM_FAULTS", ""), *option.simpler_sim_fault]
-        if part
+        part for part in [environ.get("SIMPLER_SIM_FAULTS", ""), *option.simpler_sim_fault] if part
     )
     return PluginSettings(
         platform=platform,
@@ -251,7 +255,7 @@ def resolve_settings(config: pytest.Config, *, active: bool = True) -> PluginSet
         recovery=not option.simpler_no_recovery,
         phase=option.simpler_phase,
         retry_role=option.simpler_retry_role,
-        attempt=_attempt(),
+        attempt=1 if nested else _attempt(),
         class_lines=bool(
             option.simpler_class_lines
             or config.getini("simpler_class_lines")

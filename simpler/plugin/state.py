@@ -23,6 +23,9 @@ __all__ = [
     "TRACE",
     "FinishedTests",
     "is_active",
+    "nested_session",
+    "session_ended",
+    "session_started",
     "write_record",
 ]
 
@@ -48,6 +51,24 @@ class FinishedTests:
 
 
 FINISHED = pytest.StashKey[FinishedTests]()
+
+# The active sessions of this process, outermost first. A session pytester runs in a test of
+# an active one is nested: the outer run's environment asked for the outer session only.
+_in_flight: list[pytest.Config] = []
+
+
+def nested_session(config: pytest.Config) -> bool:
+    """An active session of this process other than ``config`` is in flight."""
+    return any(other is not config for other in _in_flight)
+
+
+def session_started(config: pytest.Config) -> None:
+    _in_flight.append(config)
+
+
+def session_ended(config: pytest.Config) -> None:
+    if config in _in_flight:
+        _in_flight.remove(config)
 
 
 def is_active(config: pytest.Config) -> bool:

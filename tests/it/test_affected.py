@@ -320,3 +320,60 @@ def test_a_shard_whose_share_of_the_selection_is_empty_still_reports_and_is_gree
     merged = simpler_run("report", *files, "--fail-if-nothing-ran", cwd=project)
     assert merged.returncode == 0, merged.stdout[-2000:]
     assert "1 passed" in merged.stdout
+
+
+CHILD_AND_NESTED = {
+    # Code a test runs in a process of its own is that test's (the process is measured with
+    # the test's context), and so is code a pytest session nested in a test runs.
+    "tests/test_child.py": """
+        import subprocess
+        import sys
+
+
+        def test_in_a_child_process():
+            code = "from pkg.calc import triple; assert triple(2) == 6"
+            subprocess.run([sys.executable, "-c", code], check=True)
+        """,
+    "tests/test_nested.py": """
+        pytest_plugins = ["pytester"]
+
+
+        def test_in_a_nested_session(pytester):
+            pytester.makepyfile(test_inner='''
+                from pkg.calc import triple
+
+
+                def test_inner():
+                    assert triple(3) == 9
+
+
+                def test_inner_fails_on_purpose():
+                    assert triple(3) == 10
+                ''')
+            inner = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+            inner.assert_outcomes(passed=1, failed=1)
+        """,
+}
+CHILD = "tests/test_child.py::test_in_a_child_process"
+NESTED = "tests/test_nested.py::test_in_a_nested_session"
+
+
+def test_code_a_test_runs_in_a_child_process_or_a_nested_session_is_that_tests(
+    simpler_run: Any, project: Path
+) -> None:
+    for name, text in CHILD_AND_NESTED.items():
+        (project / name).write_text(textwrap.dedent(text))
+    _git(project, "add", "-A")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "more")
+    built = simpler_run.suite("tests", device="0", options=("--impact-map",), cwd=project)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-2000:]
+    # The nested session is no test of the run: pytest's verdicts, the map's tests, the suite's.
+    assert built.stdout.rstrip().endswith("5 passed, 0 recovered, 0 flaky, 0 failed -> exit 0")
+    assert {r["nodeid"] for r in built.records("test")} == {DOUBLE, TRIPLE, CARD, CHILD, NESTED}
+    assert ": 5 tests, " in built.stdout
+    _edit_calc(project, "return x * 3", "return x + x + x")
+    assert _selected(_affected(simpler_run, project)) == {
+        TRIPLE: ["ran changed block pkg/calc.py::triple"],
+        CHILD: ["ran changed block pkg/calc.py::triple"],
+        NESTED: ["ran changed block pkg/calc.py::triple"],
+    }
