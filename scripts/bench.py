@@ -605,6 +605,9 @@ BENCHMARKS: dict[str, Callable[[int], list[Figure]]] = {
     "slots_fixed_cost": lambda repeats: _figures("bench_slots", "fixed_cost", min(repeats, 5)),
     # Per-test selection: simpler affected's decision on a map of 10,000 tests (bench_affected.py).
     "affected": lambda repeats: _figures("bench_affected", "affected_figures", min(repeats, 3)),
+    # scripts/replay_affected.py over the last 4 commits (about 3 minutes): safety and the
+    # selected share of the suite's time.
+    "affected_replay": lambda repeats: _figures("bench_affected", "replay_figures", repeats),
     # The impact map (bench_impact.py): the scene suite with --impact-map against --cov and
     # against no coverage (3 variants a round, at most 5 rounds), and storing a 5,000-test map
     # against `coverage combine` of the same data.

@@ -10,6 +10,7 @@ selection's would.
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 import subprocess
@@ -28,7 +29,7 @@ from simpler.impact.map import BlockKey, ImpactMap
 from simpler.impact.select import Rules
 from simpler.impact.store import Environment, save_map
 
-__all__ = ["affected_figures"]
+__all__ = ["affected_figures", "replay_figures"]
 
 TESTS, BLOCKS_PER_TEST, FILES, FUNCTIONS, CHANGED = 10_000, 60, 2_000, 60, 20
 SECONDS_GOAL = 1.0
@@ -103,3 +104,43 @@ def affected_figures(repeats: int) -> list[Figure]:
 if __name__ == "__main__":
     for figure in affected_figures(int(sys.argv[1]) if len(sys.argv) > 1 else 3):
         print(f"{figure.name}: {figure.ratio:.3f} (goal {figure.goal}) {figure.detail}")
+
+
+REPLAY_COMMITS, REPLAY_MUTANTS = 4, 1
+TIME_SHARE_GOAL = 0.3
+
+
+def replay_figures(_repeats: int) -> list[Figure]:
+    """``scripts/replay_affected.py`` over this repository's last few commits (its sample of
+    the unit tests, each commit's own simpler): the share of new failures and killed mutants
+    the selection missed (goal: none), and the selected share of the suite's time at the
+    median over the Python-only commits. Once: a replay is minutes, not a timing."""
+    with tempfile.TemporaryDirectory(prefix="simpler-bench-replay-") as folder:
+        out = Path(folder) / "replay.json"
+        script = Path(__file__).resolve().parent / "replay_affected.py"
+        command = [sys.executable, str(script), "--commits", str(REPLAY_COMMITS),
+                   "--mutants", str(REPLAY_MUTANTS), "--json", str(out)]  # fmt: skip
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode not in (0, 1):
+            raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr}")
+        replayed = json.loads(out.read_text(encoding="utf-8"))
+    share = replayed["median_time_share_python_only"]
+    commits = len(replayed["commits"])
+    return [
+        Figure(
+            f"replay of the last {REPLAY_COMMITS} commits: missed",
+            1.0 - float(replayed["safety"]),
+            "every new failure and killed mutant",
+            f"{replayed['new_failures_selected']} of {replayed['new_failures']} new failure(s), "
+            f"{replayed['mutants_caught']} of {replayed['mutants_killed']} killed mutant(s) "
+            f"caught over {commits} commit(s)",
+            0.0,
+        ),
+        Figure(
+            "replay: selected share of the suite's time",
+            share if isinstance(share, float) else float("nan"),  # none: no figure, not met
+            "the full run of each Python-only commit (median)",
+            f"over {replayed['python_only_commits']} Python-only commit(s)",
+            TIME_SHARE_GOAL,
+        ),
+    ]
