@@ -9,12 +9,13 @@ map cannot see (``simpler.impact.select``).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from simpler.history.store import is_server, open_store
 from simpler.impact.git_change import GitUnanswered, ancestors, change_since, merge_base
+from simpler.impact.measured import measured_seconds
 from simpler.impact.recent import recent_trouble
 from simpler.impact.select import Decision, Rules, everything, select_tests
 from simpler.impact.store import Environment, find_map, load_map, why_no_map
@@ -22,6 +23,7 @@ from simpler.impact.store import Environment, find_map, load_map, why_no_map
 __all__ = ["Affected", "BadRevision", "decide"]
 
 NOT_INPUT = ("is not a commit here", "not a git checkout")
+MEASURED_RUNS = 20  # the runs whose durations say what a test takes
 
 
 class BadRevision(ValueError):
@@ -34,6 +36,18 @@ class Affected:
     decision: Decision
     map_commit: str | None = None
     commits_back: int | None = None  # from the merge-base to the map's commit
+    # Each test's measured seconds (the history's last runs): the selection's share of them.
+    seconds: Mapping[str, float] = field(default_factory=dict)
+
+    def time_share(self) -> float | None:
+        """The selected tests' share of the measured time of the suite's measured tests;
+        None when the history measured none of them."""
+        selected = self.decision.selected
+        known = [n for n in (*selected, *self.decision.left_out) if n in self.seconds]
+        total = sum(self.seconds[n] for n in known)
+        if total <= 0:
+            return None
+        return sum(self.seconds[n] for n in known if n in selected) / total
 
 
 def decide(
@@ -66,10 +80,11 @@ def decide(
         change = change_since(root, map_commit)
         found = load_map(conn, map_commit, environment, files=change.files)
         standing = recent_trouble(conn, rules.recent_runs) if rules.recent_runs else {}
+        seconds = measured_seconds(conn, MEASURED_RUNS)
     finally:
         conn.close()
     assert found is not None  # find_map found it, in this connection
     for nodeid in unskippable:
         standing.setdefault(nodeid, []).append("unskippable")
     decision = select_tests(found, change.files, tests, rules, standing, platform)
-    return Affected(rev, decision, map_commit, commits.index(map_commit))
+    return Affected(rev, decision, map_commit, commits.index(map_commit), seconds)

@@ -28,7 +28,9 @@ def headline(affected: Affected) -> str:
         return (f"affected since {affected.rev} ({where}): {count}: every changed file is "
                 f"non-code or another platform's "
                 f"({', '.join([*decision.non_code, *decision.other_platforms])})")  # fmt: skip
-    return f"affected since {affected.rev} ({where}): {count}"
+    share = affected.time_share()
+    measured = f", {share:.0%} of the measured test time" if share is not None else ""
+    return f"affected since {affected.rev} ({where}): {count}{measured}"
 
 
 def text_lines(affected: Affected) -> list[str]:
@@ -67,7 +69,8 @@ def json_document(affected: Affected) -> dict[str, Any]:
 
 def _kind(reason: str) -> str:
     """A reason's kind, for the counts: the words before what it names."""
-    for prefix in ("ran changed block", "its file", "new test"):
+    for prefix in ("ran changed block", "launched kernel", "its file", "new test", "failed in",
+                   "flaky in"):  # fmt: skip
         if reason.startswith(prefix):
             return prefix
     return "conftest on its path" if "on its path changed" in reason else reason

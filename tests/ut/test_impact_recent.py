@@ -67,3 +67,35 @@ def test_the_decision_runs_unskippable_and_recently_failed_tests_on_any_change(
         "t::c": ["unskippable"],
     }
     assert affected.decision.left_out == ["t::a"]
+
+
+def test_each_tests_measured_time_is_its_passing_attempts_mean_over_the_last_runs(
+    tmp_path: Path,
+) -> None:
+    from simpler.impact.measured import measured_seconds
+
+    with closing(open_db(tmp_path)) as conn:
+        add_run(conn, "old", started=T0)
+        add_test(conn, "old", "t::a", Try("passed", duration_s=100.0))
+        for index, seconds in enumerate((2.0, 4.0)):
+            add_run(conn, f"r{index}", started=T0 + (index + 1) * HOUR)
+            add_test(conn, f"r{index}", "t::a", Try("passed", duration_s=seconds))
+            add_test(conn, f"r{index}", "t::b", Try("failed", duration_s=50.0), Try("passed"))
+        add_test(conn, "r1", "t::only_failed", Try("failed", duration_s=9.0))
+        assert measured_seconds(conn, 2) == {"t::a": 3.0, "t::b": 1.0}
+
+
+def test_the_headline_says_the_selected_share_of_the_measured_time() -> None:
+    from simpler.impact.affected import Affected
+    from simpler.impact.render import headline
+    from simpler.impact.select import Decision
+
+    decision = Decision(selected={"t::a": ["new test"]}, left_out=["t::b", "t::c", "t::new"])
+    seconds = {"t::a": 1.0, "t::b": 3.0, "t::c": 16.0, "t::gone": 80.0}
+    affected = Affected("main", decision, "0" * 40, 2, seconds)
+    assert affected.time_share() == 0.05
+    assert headline(affected) == (
+        "affected since main (map of 0000000, 2 commit(s) back): 1 of 4 tests selected, "
+        "5% of the measured test time"
+    )
+    assert "measured" not in headline(Affected("main", decision, "0" * 40, 2))
