@@ -45,23 +45,32 @@ class FileBlocks:
         """The qualified name of the block that line ``line`` belongs to."""
         return self._by_line.get(line, MODULE)
 
+    @classmethod
+    def of(cls, blocks: list[Block]) -> FileBlocks:
+        """The file of ``blocks``, outer functions before the ones inside them (as
+        :func:`blocks_of` finds them): an inner function's lines are its own."""
+        found = cls()
+        for block in blocks:
+            found.blocks[block.qualname] = block
+            if block.qualname != MODULE:
+                for line in range(block.first_line, block.last_line + 1):
+                    found._by_line[line] = block.qualname
+        return found
+
 
 def blocks_of(source: str) -> FileBlocks:
     """The blocks of ``source``; SyntaxError when it is not Python."""
     tree = ast.parse(source)
-    found = FileBlocks()
     functions: list[tuple[str, Function]] = []
     _collect(tree, "", functions)
+    found = []
     for qualname, node in functions:
         first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
         last = node.end_lineno or node.lineno
-        found.blocks[qualname] = Block(qualname, _digest(node, at_import=False), first, last)
-        # Outer functions come first: an inner one overwrites its own lines.
-        for line in range(first, last + 1):
-            found._by_line[line] = qualname
+        found.append(Block(qualname, _digest(node, at_import=False), first, last))
     last_line = max((s.end_lineno or s.lineno for s in tree.body), default=1)
-    found.blocks[MODULE] = Block(MODULE, _digest(tree, at_import=True), 1, max(last_line, 1))
-    return found
+    found.append(Block(MODULE, _digest(tree, at_import=True), 1, max(last_line, 1)))
+    return FileBlocks.of(found)
 
 
 def _collect(node: ast.AST, prefix: str, out: list[tuple[str, Function]]) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -31,6 +31,8 @@ from simpler.reporting.summary import Ruling, Summary, select_latest_runs, summa
 from simpler.share.missing_jobs import ExpectedJob, missing_jobs, missing_ruling
 
 if TYPE_CHECKING:
+    from simpler.impact.blocks import FileBlocks
+    from simpler.impact.prefetch import BlocksPrefetch
     from simpler.impact.run_map import MapTarget
 
 __all__ = ["ReportOptions", "print_report", "report_phase"]
@@ -120,11 +122,13 @@ def _print_records(
 ) -> int:
     sys.stdout.flush()
     unwritten = _write_files(records, options)
+    prefetch = _blocks_prefetch(records, sources) if options.impact is not None else None
     covered = _code_coverage(records, sources, options)
     if covered is not None and covered.unwritten:
         unwritten = ", ".join(filter(None, [unwritten, *covered.unwritten]))
     if options.impact is not None:
-        kept = _keep_impact_map(covered, options.impact, _launches(records))
+        known = prefetch.result() if prefetch is not None else {}
+        kept = _keep_impact_map(covered, options.impact, _launches(records), known)
         unwritten = ", ".join(filter(None, [unwritten, kept]))
     ruling = options.ruling
     if unwritten and (ruling is None or ruling.code == EXIT_USAGE):
@@ -189,10 +193,25 @@ def _launches(records: list[report.Record]) -> dict[str, dict[str, tuple[str, ..
     return launches
 
 
+def _blocks_prefetch(
+    records: list[report.Record], sources: list[tuple[Path, list[report.Record]]]
+) -> BlocksPrefetch | None:
+    """The blocks of every file the run measured, found beside the combine (``--impact-map``)."""
+    from simpler.coverage.accounts import runs_measured
+    from simpler.impact.prefetch import BlocksPrefetch, measured_files
+
+    runs = {r.run for r in records if r.run}
+    data = [f for path, recs in sources for run in runs_measured(path, recs)
+            if run.run_id in runs for f in run.data_files()]  # fmt: skip
+    files = measured_files(data)
+    return BlocksPrefetch(files) if files else None
+
+
 def _keep_impact_map(
     covered: CoverageResult | None,
     target: MapTarget,
     launches: dict[str, dict[str, tuple[str, ...]]],
+    known: Mapping[str, FileBlocks],
 ) -> str:
     """The run's map kept in the history, said in one line; what could not be kept, if not."""
     from simpler.impact.run_map import save_run_map
@@ -200,7 +219,7 @@ def _keep_impact_map(
     if covered is None or covered.combined is None:
         return "the impact map (the run measured nothing)"
     try:
-        print(save_run_map(covered.combined.data_file, target, launches), flush=True)
+        print(save_run_map(covered.combined.data_file, target, launches, known), flush=True)
     except Exception as error:  # the history, the disk, a data file: named, exit 3
         return f"the impact map ({error})"
     return ""

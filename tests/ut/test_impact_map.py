@@ -141,3 +141,36 @@ def test_a_shared_line_names_both_tests_even_where_sys_monitoring_is_asked_for(
     done = subprocess.run([sys.executable, "-c", PROBE], cwd=tmp_path, env=env,
                           capture_output=True, text=True, check=True)  # fmt: skip
     assert done.stdout.strip() == "['t.py::a|run', 't.py::b|run']", done.stdout + done.stderr
+
+
+def test_blocks_found_beside_the_combine_are_the_files_own(tmp_path: Path) -> None:
+    from simpler.impact.blocks import blocks_of
+    from simpler.impact.prefetch import BlocksPrefetch
+
+    good, broken = tmp_path / "good.py", tmp_path / "broken.py"
+    good.write_text(CODE)
+    broken.write_text("def (:\n")
+    found = BlocksPrefetch([str(good), str(broken), str(tmp_path / "gone.py")]).result()
+    assert list(found) == [str(good)]  # what the child cannot read, the map reads itself
+    expected = blocks_of(CODE)
+    assert found[str(good)].blocks == expected.blocks
+    assert [found[str(good)].block_at(n) for n in range(1, 18)] == [
+        expected.block_at(n) for n in range(1, 18)
+    ]
+
+
+def test_the_map_from_blocks_found_beforehand_is_the_map(
+    measured: ImpactMap, tmp_path: Path
+) -> None:
+    coverage = pytest.importorskip("coverage")
+    from simpler.impact.prefetch import BlocksPrefetch, measured_files
+
+    data_file = tmp_path / ".coverage"
+    files = measured_files([data_file])
+    assert files == {str(tmp_path / "pkg" / "code.py")}
+    data = coverage.CoverageData(basename=str(data_file))
+    data.read()
+    try:
+        assert build_map(data, tmp_path, BlocksPrefetch(files).result()) == measured
+    finally:
+        data.close()
