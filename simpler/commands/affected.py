@@ -26,6 +26,7 @@ class AffectedCommand:
     explain: str | None = None
     max_map_age: int = MAX_MAP_AGE
     platform: str = "a5sim"
+    verbose: bool = False
 
 
 def add_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
@@ -39,6 +40,8 @@ def add_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     cmd.add_argument("--max-map-age", type=positive_int, default=MAX_MAP_AGE, metavar="N",
                      help="use no map older than N commits before the merge-base")  # fmt: skip
     cmd.add_argument("--platform", default="a5sim", help="the platform the suite collects on")
+    cmd.add_argument("-v", "--verbose", action="store_true",
+                     help="every test's reasons, and why each one left out is")  # fmt: skip
 
 
 def options(namespace: argparse.Namespace) -> AffectedCommand:
@@ -62,5 +65,5 @@ def main(command: AffectedCommand, pytest_args: list[str]) -> int:
     elif command.format == "json":
         print(json.dumps(json_document(affected), indent=1))
     else:
-        print("\n".join(text_lines(affected)))
+        print("\n".join(text_lines(affected, every_test=command.verbose)))
     return 0

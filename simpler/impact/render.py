@@ -10,7 +10,7 @@ from simpler.impact.affected import Affected
 
 __all__ = ["explain", "headline", "json_document", "text_lines"]
 
-LEFT_OUT = "no changed block, file or conftest touched it"
+LEFT_OUT = "no changed block, file, conftest or kernel touched it"
 
 
 def headline(affected: Affected) -> str:
@@ -33,12 +33,19 @@ def headline(affected: Affected) -> str:
     return f"affected since {affected.rev} ({where}): {count}{measured}"
 
 
-def text_lines(affected: Affected) -> list[str]:
+def text_lines(affected: Affected, *, every_test: bool = False) -> list[str]:
+    """The headline and the counts by reason; ``every_test`` (``-v``): then each test, the
+    selected with their reasons, the left out with why."""
     lines = [headline(affected)]
     selected = affected.decision.selected
     if affected.decision.run_all is None:
         kinds = Counter(_kind(r) for reasons in selected.values() for r in reasons)
         lines += [f"  {n:5d}  {kind}" for kind, n in kinds.most_common()]
+    if every_test:
+        lines += [
+            f"selected  {nodeid}: {'; '.join(reasons)}" for nodeid, reasons in selected.items()
+        ]
+        lines += [f"left out  {nodeid}: {LEFT_OUT}" for nodeid in affected.decision.left_out]
     return lines
 
 

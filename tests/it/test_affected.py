@@ -112,9 +112,12 @@ def test_a_changed_body_selects_exactly_the_tests_that_ran_it(
     }
     text = simpler_run("affected", "HEAD", "--", "tests", cwd=project).stdout
     assert text.startswith("affected since HEAD (map of ") and "2 of 3 tests selected" in text
+    every = simpler_run("affected", "HEAD", "-v", "--", "tests", cwd=project).stdout
+    assert f"selected  {DOUBLE}: ran changed block pkg/calc.py::double\n" in every
+    assert f"left out  {TRIPLE}: no changed block, file, conftest or kernel touched it" in every
     why = simpler_run("affected", "HEAD", "--explain", TRIPLE, "--", "tests", cwd=project)
     assert why.stdout.strip() == (
-        f"{TRIPLE}: left out: no changed block, file or conftest touched it"
+        f"{TRIPLE}: left out: no changed block, file, conftest or kernel touched it"
     )
 
 
