@@ -26,6 +26,7 @@ from pathlib import PurePosixPath
 from simpler.impact.blocks import MODULE, blocks_of
 from simpler.impact.kernel_sources import kernel_of, source_checksum
 from simpler.impact.map import BlockKey, ImpactMap
+from simpler.impact.test_imports import imports_module
 
 __all__ = ["Decision", "Rules", "everything", "select_tests"]
 
@@ -60,9 +61,12 @@ def select_tests(
     rules: Rules = Rules(),
     standing: Mapping[str, list[str]] | None = None,
     platform: str | None = None,
+    imports: Mapping[str, frozenset[str]] | None = None,
 ) -> Decision:
     """The decision for ``tests`` (the suite as collected now) on ``changes``; ``standing``:
-    reasons that select a test whatever changed (``unskippable``, its recent failures)."""
+    reasons that select a test whatever changed (``unskippable``, its recent failures);
+    ``imports``: what each of the suite's files imports (``simpler.impact.test_imports``),
+    None when unknown (then a test file's import-time change fails closed)."""
     decision = Decision()
     code_changes: dict[str, str | None] = {}
     for path, source in sorted(changes.items()):
@@ -80,14 +84,20 @@ def select_tests(
         measured.setdefault(file, {})[name] = checksum
     changed_blocks: set[BlockKey] = set()
     for path, source in code_changes.items():
-        if path in test_files or PurePosixPath(path).name == "conftest.py":
-            continue  # selects by path, below
+        # A test file or a conftest selects its own tests by path (below); where the map
+        # measured it, the tests that ran its functions too (a helper other tests call).
+        by_path = path in test_files or _is_test_file(path)
         if path not in measured:
+            if by_path:
+                continue
             return everything(tests, _unaccounted(path))
         blocks = _changed_blocks(path, measured[path], source)
-        if blocks is None or (path, MODULE) in blocks:
+        at_import = blocks is None or (path, MODULE) in blocks
+        if at_import and not (
+            by_path and imports is not None and not imports_module(path, imports)
+        ):
             return everything(tests, f"{path} changed import-time code the map cannot attribute")
-        changed_blocks |= blocks
+        changed_blocks |= (blocks or set()) - {(path, MODULE)}
     for nodeid in tests:
         reasons = _reasons(impact, nodeid, code_changes, changed_blocks)
         reasons += (standing or {}).get(nodeid, [])
@@ -162,6 +172,17 @@ def _another_platforms(path: str, rules: Rules, platform: str | None) -> bool:
         return False
     theirs = any(_matches(path, p) for name, p in rules.platforms.items() if name != platform)
     return theirs and not _matches(path, rules.platforms.get(platform, ()))
+
+
+def _is_test_file(path: str) -> bool:
+    """A conftest, or a file pytest collects by default (``test_*.py``, ``*_test.py``): a
+    change to one outside the suite as collected selects none of its tests."""
+    name = PurePosixPath(path).name
+    return (
+        name == "conftest.py"
+        or fnmatch.fnmatchcase(name, "test_*.py")
+        or (fnmatch.fnmatchcase(name, "*_test.py"))
+    )
 
 
 def _conftest_over(path: str, test_file: str) -> bool:

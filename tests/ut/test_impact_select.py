@@ -5,6 +5,7 @@ cannot see runs everything and names the rule; a change of non-code files select
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -127,3 +128,67 @@ def test_a_change_under_another_platforms_tree_selects_nothing_on_this_one() -> 
     assert (
         on_a5.run_all == "src/a5/kernel.cpp changed: C/C++ that no kernel in the map was built from"
     )
+
+
+HELPERS = textwrap.dedent("""
+    CASES = [1, 2]
+
+
+    def helper():
+        return 1
+
+
+    def test_helpers_own():
+        assert helper() == 1
+    """)
+OWN, USER = "tests/test_helpers.py::test_helpers_own", "tests/test_user.py::test_uses_helper"
+
+
+def _helper_map() -> ImpactMap:
+    file = "tests/test_helpers.py"
+    checksums = {(file, n): b.checksum for n, b in blocks_of(HELPERS).blocks.items()}
+    tests = {OWN: {(file, "test_helpers_own"), (file, "helper")}, USER: {(file, "helper")}}
+    return ImpactMap(checksums=checksums, tests=tests)
+
+
+def test_a_helper_in_a_test_file_selects_every_test_that_ran_it() -> None:
+    changed = {"tests/test_helpers.py": HELPERS.replace("return 1", "return 2")}
+    decision = select_tests(_helper_map(), changed, [OWN, USER], RULES, imports={})
+    assert decision.selected == {
+        OWN: ["its file tests/test_helpers.py changed",
+              "ran changed block tests/test_helpers.py::helper"],
+        USER: ["ran changed block tests/test_helpers.py::helper"],
+    }  # fmt: skip
+
+
+def test_a_test_files_import_time_change_fails_closed_only_where_another_file_imports_it() -> None:
+    changed = {"tests/test_helpers.py": HELPERS.replace("[1, 2]", "[1, 2, 3]")}
+    alone = {"tests/test_helpers.py": frozenset({"pytest"}), "tests/test_user.py": frozenset()}
+    decision = select_tests(_helper_map(), changed, [OWN, USER], RULES, imports=alone)
+    assert decision.run_all is None and list(decision.selected) == [OWN]
+    imported = {**alone, "tests/test_user.py": frozenset({"test_helpers", "CASES"})}
+    decision = select_tests(_helper_map(), changed, [OWN, USER], RULES, imports=imported)
+    assert decision.run_all == (
+        "tests/test_helpers.py changed import-time code the map cannot attribute"
+    )
+    unknown = select_tests(_helper_map(), changed, [OWN, USER], RULES)
+    assert unknown.run_all is not None  # who imports it unknown: closed
+
+
+def test_a_test_file_outside_the_suite_as_collected_selects_nothing() -> None:
+    changed = {"tests/it/test_elsewhere.py": "def test_x():\n    pass\n"}
+    decision = select_tests(_helper_map(), changed, [OWN, USER], RULES, imports={})
+    assert decision.run_all is None and decision.selected == {}
+
+
+def test_the_suites_imports_are_read_from_its_files(tmp_path: Path) -> None:
+    from simpler.impact.test_imports import imported_names, imports_module
+
+    (tmp_path / "test_user.py").write_text(
+        "from test_helpers import (\n    CASES,  # the table\n)\nimport os.path as p\n"
+    )
+    (tmp_path / "test_helpers.py").write_text("import pytest\n")
+    found = imported_names(tmp_path, ["test_user.py", "test_helpers.py", "missing.py"])
+    assert found["test_user.py"] >= {"test_helpers", "CASES", "os", "path"}
+    assert imports_module("tests/test_helpers.py", found)
+    assert not imports_module("test_user.py", found)
