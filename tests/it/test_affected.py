@@ -12,19 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from calc_project import CALC_PACKAGE
 
 from simpler.reporting.report_file import read
 
 FILES = {
-    "pkg/__init__.py": "",
-    "pkg/calc.py": """
-        def double(x):
-            return x * 2
-
-
-        def triple(x):
-            return x * 3
-        """,
+    **CALC_PACKAGE,
     "tests/test_calc.py": """
         from pathlib import Path
 
@@ -52,8 +45,6 @@ FILES = {
     "tests/expected.txt": "4\n",
     # A data file the project calls non-code: a change to it is one the map cannot see.
     "pyproject.toml": "[tool.simpler.affected]\nnon_code = ['docs/**', '*.md', '*.txt']\n",
-    "pytest.ini": "[pytest]\npythonpath = .\n",
-    ".gitignore": ".simpler/\n.coverage*\n__pycache__/\n",
 }
 DOUBLE, TRIPLE = "tests/test_calc.py::test_double", "tests/test_calc.py::test_triple"
 CARD = "tests/test_card.py::test_on_the_card"

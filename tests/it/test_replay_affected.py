@@ -11,18 +11,11 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from calc_project import CALC_PACKAGE
 from processes import ROOT, simpler_env
 
 FILES = {
-    "pkg/__init__.py": "",
-    "pkg/calc.py": """
-        def double(x):
-            return x * 2
-
-
-        def triple(x):
-            return x * 3
-        """,
+    **CALC_PACKAGE,
     "tests/test_calc.py": """
         from pkg.calc import double, triple
 
@@ -34,8 +27,6 @@ FILES = {
         def test_triple():
             assert triple(2) == 6
         """,
-    "pytest.ini": "[pytest]\npythonpath = .\n",
-    ".gitignore": ".simpler/\n.coverage*\n__pycache__/\n",
 }
 DOUBLE, TRIPLE = "tests/test_calc.py::test_double", "tests/test_calc.py::test_triple"
 
