@@ -148,11 +148,19 @@ def _is_docstring(statement: ast.stmt) -> bool:
 
 
 def _plain_def(statement: ast.stmt) -> bool:
+    """A ``def`` whose import does nothing but bind its name: no decorator, and only literal
+    defaults (``None``, ``0``, ``()``, ``"x"``: evaluating one has no effect). Its defaults
+    are its own block's: a test that ran the function sees them change."""
     if not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
         return False
     arguments = statement.args
-    return (
-        not statement.decorator_list
-        and not arguments.defaults
-        and not any(default is not None for default in arguments.kw_defaults)
-    )
+    defaults = [*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)]
+    return not statement.decorator_list and all(_literal(default) for default in defaults)
+
+
+def _literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True

@@ -81,7 +81,8 @@ def test_a_body_change_changes_its_function_and_those_around_it_not_the_module()
 def test_import_time_code_changes_the_module_block() -> None:
     before = _checksums(SOURCE)
     edits = [("LIMIT = 3", "LIMIT = 4"), ("sides = 4", "sides = 5"),
-             ("def plain(x):", "def plain(x=1):"), ("@staticmethod", "@classmethod")]  # fmt: skip
+             ("def plain(x):", "def plain(x=LIMIT):"),
+             ("@staticmethod", "@classmethod")]  # fmt: skip
     for edit in edits:
         after = _checksums(SOURCE.replace(*edit))
         assert after[MODULE] != before[MODULE], edit
@@ -94,6 +95,20 @@ def test_a_plain_def_added_or_removed_is_no_change_of_import_time_code() -> None
     assert _checksums(SOURCE + "\n\ndef added(y):\n    return y\n")[MODULE] == before
     assert _checksums(SOURCE.replace("async def fetch", "async def renamed"))[MODULE] == before
     assert _checksums(SOURCE + "\n\n@cache\ndef added(y):\n    return y\n")[MODULE] != before
+
+
+def test_a_literal_default_is_the_functions_own_not_import_time_code() -> None:
+    """Evaluating ``None``, ``()`` or ``-1`` at import has no effect: a function with such
+    defaults, added or changed, is a change of its own block; a default that names something
+    (looked up at import) is import-time code."""
+    before = _checksums(SOURCE)
+    literal = SOURCE.replace("def plain(x):", "def plain(x, ys=(), *, n=-1, tag=None):")
+    assert _checksums(literal)[MODULE] == before[MODULE]
+    assert _checksums(literal)["plain"] != before["plain"]
+    added = SOURCE + "\n\ndef added(y, z=[1, 2]):\n    return y\n"
+    assert _checksums(added)[MODULE] == before[MODULE]
+    named = SOURCE + "\n\ndef added(y, z=LIMIT):\n    return y\n"
+    assert _checksums(named)[MODULE] != before[MODULE]
 
 
 def test_a_def_under_any_statement_is_found() -> None:
