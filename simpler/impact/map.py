@@ -13,7 +13,7 @@ installed package) is not the project's to select on and is left out.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,23 +44,18 @@ def nodeid_of_context(context: str) -> str | None:
     return nodeid if bar and nodeid else None
 
 
-def build_map(
-    data: CoverageData, root: Path, known: Mapping[str, FileBlocks] | None = None
-) -> ImpactMap:
-    """The impact map in ``data`` (read with its contexts), its files named from ``root``;
-    ``known``: blocks found already, by measured path (``simpler.impact.prefetch``)."""
+def build_map(data: CoverageData, root: Path) -> ImpactMap:
+    """The impact map in ``data`` (read with its contexts), its files named from ``root``."""
     built = ImpactMap()
     root = root.resolve()
     for measured in sorted(data.measured_files()):
         relative = project_path(measured, root)
         if relative is None:
             continue
-        blocks = (known or {}).get(measured)
-        if blocks is None:
-            try:
-                blocks = blocks_of(Path(measured).read_text(encoding="utf-8"))
-            except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
-                continue  # not in the map: a change to it selects everything
+        try:
+            blocks = blocks_of(Path(measured).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            continue  # not in the map: a change to it selects everything
         for qualname, block in blocks.blocks.items():
             built.checksums[(relative, qualname)] = block.checksum
         _add_tests(built, relative, blocks, (data.contexts_by_lineno(measured) or {}).items())

@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -31,8 +31,7 @@ from simpler.reporting.summary import Ruling, Summary, select_latest_runs, summa
 from simpler.share.missing_jobs import ExpectedJob, missing_jobs, missing_ruling
 
 if TYPE_CHECKING:
-    from simpler.impact.blocks import FileBlocks
-    from simpler.impact.prefetch import BlocksPrefetch
+    from simpler.impact.map_child import MapChild
     from simpler.impact.run_map import MapTarget
 
 __all__ = ["ReportOptions", "print_report", "report_phase"]
@@ -122,14 +121,12 @@ def _print_records(
 ) -> int:
     sys.stdout.flush()
     unwritten = _write_files(records, options)
-    prefetch = _blocks_prefetch(records, sources) if options.impact is not None else None
-    covered = _code_coverage(records, sources, options)
+    map_child = _ImpactMapBeside(options.impact, _launches(records)) if options.impact else None
+    covered = _code_coverage(records, sources, options, map_child)
     if covered is not None and covered.unwritten:
         unwritten = ", ".join(filter(None, [unwritten, *covered.unwritten]))
-    if options.impact is not None:
-        known = prefetch.result() if prefetch is not None else {}
-        kept = _keep_impact_map(covered, options.impact, _launches(records), known)
-        unwritten = ", ".join(filter(None, [unwritten, kept]))
+    if map_child is not None:
+        unwritten = ", ".join(filter(None, [unwritten, map_child.kept()]))
     ruling = options.ruling
     if unwritten and (ruling is None or ruling.code == EXIT_USAGE):
         ruling = Ruling(EXIT_INFRA, f"{unwritten} could not be written")
@@ -166,6 +163,7 @@ def _code_coverage(
     records: list[report.Record],
     sources: list[tuple[Path, list[report.Record]]],
     options: ReportOptions,
+    combined: Callable[[Path], None] | None = None,
 ) -> CoverageResult | None:
     """The combined coverage of the measured runs among ``records``; its table and every
     process it lost printed now, above the summary (the summary's last screen names them too)."""
@@ -174,7 +172,7 @@ def _code_coverage(
     from simpler.coverage.outcome import code_coverage
 
     runs = {r.run for r in records if r.run}
-    covered = code_coverage(sources, runs, options.coverage)
+    covered = code_coverage(sources, runs, options.coverage, combined)
     if covered is None:
         return None
     print(covered.term_text, end="")
@@ -193,36 +191,28 @@ def _launches(records: list[report.Record]) -> dict[str, dict[str, tuple[str, ..
     return launches
 
 
-def _blocks_prefetch(
-    records: list[report.Record], sources: list[tuple[Path, list[report.Record]]]
-) -> BlocksPrefetch | None:
-    """The blocks of every file the run measured, found beside the combine (``--impact-map``)."""
-    from simpler.coverage.accounts import runs_measured
-    from simpler.impact.prefetch import BlocksPrefetch, measured_files
+class _ImpactMapBeside:
+    """``--impact-map``: the map built in a child from the combined coverage, while the
+    coverage is reported here (``simpler.impact.map_child``)."""
 
-    runs = {r.run for r in records if r.run}
-    data = [f for path, recs in sources for run in runs_measured(path, recs)
-            if run.run_id in runs for f in run.data_files()]  # fmt: skip
-    files = measured_files(data)
-    return BlocksPrefetch(files) if files else None
+    def __init__(self, target: MapTarget, launches: dict[str, dict[str, tuple[str, ...]]]):
+        self._target, self._launches = target, launches
+        self._child: MapChild | None = None
 
+    def __call__(self, data_file: Path) -> None:
+        from simpler.impact.map_child import MapChild
 
-def _keep_impact_map(
-    covered: CoverageResult | None,
-    target: MapTarget,
-    launches: dict[str, dict[str, tuple[str, ...]]],
-    known: Mapping[str, FileBlocks],
-) -> str:
-    """The run's map kept in the history, said in one line; what could not be kept, if not."""
-    from simpler.impact.run_map import save_run_map
+        self._child = MapChild(data_file, self._target, self._launches)
 
-    if covered is None or covered.combined is None:
-        return "the impact map (the run measured nothing)"
-    try:
-        print(save_run_map(covered.combined.data_file, target, launches, known), flush=True)
-    except Exception as error:  # the history, the disk, a data file: named, exit 3
-        return f"the impact map ({error})"
-    return ""
+    def kept(self) -> str:
+        """The map's line printed; what could not be kept, if not (named, exit 3)."""
+        if self._child is None:
+            return "the impact map (the run measured nothing)"
+        try:
+            print(self._child.line(), flush=True)
+        except RuntimeError as error:  # the history, the disk, a data file
+            return f"the impact map ({error})"
+        return ""
 
 
 def _write_files(records: list[report.Record], options: ReportOptions) -> str:

@@ -143,34 +143,31 @@ def test_a_shared_line_names_both_tests_even_where_sys_monitoring_is_asked_for(
     assert done.stdout.strip() == "['t.py::a|run', 't.py::b|run']", done.stdout + done.stderr
 
 
-def test_blocks_found_beside_the_combine_are_the_files_own(tmp_path: Path) -> None:
-    from simpler.impact.blocks import blocks_of
-    from simpler.impact.prefetch import BlocksPrefetch
-
-    good, broken = tmp_path / "good.py", tmp_path / "broken.py"
-    good.write_text(CODE)
-    broken.write_text("def (:\n")
-    found = BlocksPrefetch([str(good), str(broken), str(tmp_path / "gone.py")]).result()
-    assert list(found) == [str(good)]  # what the child cannot read, the map reads itself
-    expected = blocks_of(CODE)
-    assert found[str(good)].blocks == expected.blocks
-    assert [found[str(good)].block_at(n) for n in range(1, 18)] == [
-        expected.block_at(n) for n in range(1, 18)
-    ]
-
-
-def test_the_map_from_blocks_found_beforehand_is_the_map(
+def test_a_map_built_in_a_child_beside_the_report_is_the_map(
     measured: ImpactMap, tmp_path: Path
 ) -> None:
-    coverage = pytest.importorskip("coverage")
-    from simpler.impact.prefetch import BlocksPrefetch, measured_files
+    from contextlib import closing
 
-    data_file = tmp_path / ".coverage"
-    files = measured_files([data_file])
-    assert files == {str(tmp_path / "pkg" / "code.py")}
-    data = coverage.CoverageData(basename=str(data_file))
-    data.read()
-    try:
-        assert build_map(data, tmp_path, BlocksPrefetch(files).result()) == measured
-    finally:
-        data.close()
+    from simpler.history.store import open_store
+    from simpler.impact.map_child import MapChild
+    from simpler.impact.run_map import MapTarget
+    from simpler.impact.store import Environment, load_map
+
+    commit = "1" * 40
+    target = MapTarget(str(tmp_path / "h.db"), commit, tmp_path, tmp_path / "impact" / "r.json")
+    line = MapChild(tmp_path / ".coverage", target, {}).line()
+    assert line.startswith("impact map of 1111111111: 2 tests, 5 blocks in 1 files"), line
+    with closing(open_store(str(tmp_path / "h.db"))) as conn:
+        assert load_map(conn, commit, Environment.here()) == measured
+    assert (tmp_path / "impact" / "r.json").is_file()
+
+
+def test_a_map_the_child_could_not_keep_is_one_line_of_why(tmp_path: Path) -> None:
+    from simpler.impact.map_child import MapChild
+    from simpler.impact.run_map import MapTarget
+
+    (tmp_path / "h.db").mkdir()  # a folder where the history's file would be
+    target = MapTarget(str(tmp_path / "h.db"), "1" * 40, tmp_path, tmp_path / "r.json")
+    with pytest.raises(RuntimeError) as caught:
+        MapChild(tmp_path / "no-such-data", target, {}).line()
+    assert "\n" not in str(caught.value) and str(caught.value)

@@ -1,0 +1,92 @@
+"""The run's impact map built and kept in a process of its own, while the report phase
+reports the run's coverage: coverage.py's analysis of every measured file and the map's
+blocks of the same files take about as long, and on a machine with a free core the map then
+costs the run little more than its coverage does.
+
+The child starts once the coverage is combined (the map is built from the combined data),
+with what :func:`simpler.impact.run_map.save_run_map` needs in a private folder; it writes
+the line that says what was kept, or why nothing was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+from simpler.impact.kernel_sources import Launches
+from simpler.impact.run_map import MapTarget
+
+__all__ = ["MapChild", "main"]
+
+WAIT_S = 600  # a map of a suite of thousands of tests is seconds: this is a hang
+
+
+class MapChild:
+    """A child building the map of ``data_file`` for ``target``; :meth:`line` waits for it."""
+
+    def __init__(self, data_file: Path, target: MapTarget, launches: Launches) -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="simpler-map-")  # private: 0700
+        folder = Path(self._folder.name)
+        kernels = {n: {k: list(s) for k, s in ks.items()} for n, ks in launches.items()}
+        job = {
+            "data_file": str(data_file),
+            "history": target.history,
+            "commit": target.commit,
+            "root": str(target.root),
+            "beside": str(target.beside),
+            "launches": kernels,
+        }
+        (folder / "job.json").write_text(json.dumps(job), encoding="utf-8")
+        # This simpler, wherever it is imported from, not the one the folder the run is in
+        # would give ``python -m`` (a checkout of another version of simpler).
+        here = str(Path(__file__).resolve().parents[2])
+        code = f"import sys; sys.path.insert(0, {here!r}); import {__name__} as m; m.main()"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")}
+        self._child = subprocess.Popen(
+            [sys.executable, "-c", code, str(folder)],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def line(self) -> str:
+        """What was kept; RuntimeError with what went wrong when nothing was."""
+        folder = Path(self._folder.name)
+        try:
+            try:
+                code = self._child.wait(timeout=WAIT_S)
+            except subprocess.TimeoutExpired:
+                self._child.kill()
+                self._child.wait()
+                raise RuntimeError(f"building it took more than {WAIT_S} s") from None
+            for name in ("line.txt", "error.txt"):
+                if (folder / name).is_file():
+                    said = (folder / name).read_text(encoding="utf-8").strip()
+                    if name == "line.txt" and code == 0:
+                        return said
+                    raise RuntimeError(said.splitlines()[0] if said else f"ended with {code}")
+            raise RuntimeError(f"the process that builds it ended with {code}")
+        finally:
+            self._folder.cleanup()
+
+
+def main() -> None:
+    """The child: the job in ``argv[1]/job.json`` kept, its line in ``line.txt``."""
+    from simpler.impact.run_map import save_run_map
+
+    folder = Path(sys.argv[1])
+    try:
+        job = json.loads((folder / "job.json").read_text(encoding="utf-8"))
+        target = MapTarget(job["history"], job["commit"], Path(job["root"]), Path(job["beside"]))
+        launches = {n: {k: tuple(s) for k, s in ks.items()} for n, ks in job["launches"].items()}
+        line = save_run_map(Path(job["data_file"]), target, launches)
+    except Exception as error:  # the history, the disk, the data: said by the parent, exit 3
+        (folder / "error.txt").write_text(f"{error}\n{traceback.format_exc()}", encoding="utf-8")
+        sys.exit(1)
+    (folder / "line.txt").write_text(line, encoding="utf-8")
