@@ -13,7 +13,7 @@ installed package) is not the project's to select on and is left out.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,7 +23,14 @@ from simpler.impact.blocks import FileBlocks, blocks_of
 if TYPE_CHECKING:
     from coverage import CoverageData
 
-__all__ = ["BlockKey", "ImpactMap", "build_map", "nodeid_of_context", "project_path"]
+__all__ = [
+    "BlockKey",
+    "ImpactMap",
+    "blocks_of_files",
+    "build_map",
+    "nodeid_of_context",
+    "project_path",
+]
 
 BlockKey = tuple[str, str]  # (file relative to the root, qualified name)
 
@@ -44,22 +51,37 @@ def nodeid_of_context(context: str) -> str | None:
     return nodeid if bar and nodeid else None
 
 
-def build_map(data: CoverageData, root: Path) -> ImpactMap:
-    """The impact map in ``data`` (read with its contexts), its files named from ``root``."""
+def build_map(
+    data: CoverageData, root: Path, known: Mapping[str, FileBlocks] | None = None
+) -> ImpactMap:
+    """The impact map in ``data`` (read with its contexts), its files named from ``root``;
+    ``known``: the blocks of files found already, by the path measured."""
     built = ImpactMap()
     root = root.resolve()
     for measured in sorted(data.measured_files()):
         relative = project_path(measured, root)
         if relative is None:
             continue
-        try:
-            blocks = blocks_of(Path(measured).read_text(encoding="utf-8"))
-        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        blocks = (known or {}).get(measured) or _blocks_in(measured)
+        if blocks is None:
             continue  # not in the map: a change to it selects everything
         for qualname, block in blocks.blocks.items():
             built.checksums[(relative, qualname)] = block.checksum
         _add_tests(built, relative, blocks, (data.contexts_by_lineno(measured) or {}).items())
     return built
+
+
+def _blocks_in(path: str) -> FileBlocks | None:
+    try:
+        return blocks_of(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+
+
+def blocks_of_files(paths: Iterable[str]) -> dict[str, FileBlocks]:
+    """The blocks of each of ``paths`` that reads as Python, by path."""
+    found = {path: _blocks_in(path) for path in paths}
+    return {path: blocks for path, blocks in found.items() if blocks is not None}
 
 
 def _add_tests(

@@ -3,10 +3,12 @@ the impact map of the commit it ran (``simpler.impact.map``, ``simpler.impact.st
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from simpler.history.impact_rows import MAP_FOLDER, add_map_rows
+from simpler.impact.blocks import FileBlocks
 from simpler.impact.git_change import clean_head
 from simpler.impact.kernel_sources import Launches, add_kernels, kernel_of
 from simpler.impact.map import build_map
@@ -32,7 +34,12 @@ def map_target(history: str, root: Path, report: Path, run_id: str) -> MapTarget
     return MapTarget(history, clean_head(root), root, beside)
 
 
-def save_run_map(data_file: Path, target: MapTarget, launches: Launches) -> str:
+def save_run_map(
+    data_file: Path,
+    target: MapTarget,
+    launches: Launches,
+    known: Mapping[str, FileBlocks] | None = None,
+) -> str:
     """Build the map from ``data_file`` (the run's combined coverage, with test contexts) and
     ``launches`` (each test's kernels, from its records) and add it to the history; the line
     that says what was kept. Raises what the store raises."""
@@ -43,7 +50,7 @@ def save_run_map(data_file: Path, target: MapTarget, launches: Launches) -> str:
     data = CoverageData(basename=str(data_file))
     try:
         data.read()
-        impact = build_map(data, target.root)
+        impact = build_map(data, target.root, known)
     finally:
         data.close()
     add_kernels(impact, launches, target.root)

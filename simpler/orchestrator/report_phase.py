@@ -121,12 +121,13 @@ def _print_records(
 ) -> int:
     sys.stdout.flush()
     unwritten = _write_files(records, options)
-    map_child = _ImpactMapBeside(options.impact, _launches(records)) if options.impact else None
-    covered = _code_coverage(records, sources, options, map_child)
+    map_child = _impact_map_child(records, sources, options.impact) if options.impact else None
+    told = map_child.combined if map_child is not None else None
+    covered = _code_coverage(records, sources, options, told)
     if covered is not None and covered.unwritten:
         unwritten = ", ".join(filter(None, [unwritten, *covered.unwritten]))
-    if map_child is not None:
-        unwritten = ", ".join(filter(None, [unwritten, map_child.kept()]))
+    if options.impact is not None:
+        unwritten = ", ".join(filter(None, [unwritten, _impact_map_kept(map_child)]))
     ruling = options.ruling
     if unwritten and (ruling is None or ruling.code == EXIT_USAGE):
         ruling = Ruling(EXIT_INFRA, f"{unwritten} could not be written")
@@ -191,28 +192,32 @@ def _launches(records: list[report.Record]) -> dict[str, dict[str, tuple[str, ..
     return launches
 
 
-class _ImpactMapBeside:
-    """``--impact-map``: the map built in a child from the combined coverage, while the
-    coverage is reported here (``simpler.impact.map_child``)."""
+def _impact_map_child(
+    records: list[report.Record],
+    sources: list[tuple[Path, list[report.Record]]],
+    target: MapTarget,
+) -> MapChild | None:
+    """``--impact-map``: the map built in a child beside the coverage's combine and report
+    (``simpler.impact.map_child``), from the files the run's processes measured."""
+    from simpler.coverage.accounts import runs_measured
+    from simpler.impact.map_child import MapChild, measured_files
 
-    def __init__(self, target: MapTarget, launches: dict[str, dict[str, tuple[str, ...]]]):
-        self._target, self._launches = target, launches
-        self._child: MapChild | None = None
+    runs = {r.run for r in records if r.run}
+    data = [f for path, recs in sources for run in runs_measured(path, recs)
+            if run.run_id in runs for f in run.data_files()]  # fmt: skip
+    files = measured_files(data)
+    return MapChild(target, _launches(records), files) if files else None
 
-    def __call__(self, data_file: Path) -> None:
-        from simpler.impact.map_child import MapChild
 
-        self._child = MapChild(data_file, self._target, self._launches)
-
-    def kept(self) -> str:
-        """The map's line printed; what could not be kept, if not (named, exit 3)."""
-        if self._child is None:
-            return "the impact map (the run measured nothing)"
-        try:
-            print(self._child.line(), flush=True)
-        except RuntimeError as error:  # the history, the disk, a data file
-            return f"the impact map ({error})"
-        return ""
+def _impact_map_kept(child: MapChild | None) -> str:
+    """The map's line printed; what could not be kept, if not (named, exit 3)."""
+    if child is None:
+        return "the impact map (the run measured nothing)"
+    try:
+        print(child.line(), flush=True)
+    except RuntimeError as error:  # the history, the disk, a data file
+        return f"the impact map ({error})"
+    return ""
 
 
 def _write_files(records: list[report.Record], options: ReportOptions) -> str:
