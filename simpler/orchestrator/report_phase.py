@@ -122,8 +122,7 @@ def _print_records(
     sys.stdout.flush()
     unwritten = _write_files(records, options)
     map_child = _impact_map_child(records, sources, options.impact) if options.impact else None
-    told = map_child.combined if map_child is not None else None
-    covered = _code_coverage(records, sources, options, told)
+    covered = _code_coverage(records, sources, options)
     if covered is not None and covered.unwritten:
         unwritten = ", ".join(filter(None, [unwritten, *covered.unwritten]))
     if options.impact is not None:
@@ -164,7 +163,6 @@ def _code_coverage(
     records: list[report.Record],
     sources: list[tuple[Path, list[report.Record]]],
     options: ReportOptions,
-    combined: Callable[[Path], None] | None = None,
 ) -> CoverageResult | None:
     """The combined coverage of the measured runs among ``records``; its table and every
     process it lost printed now, above the summary (the summary's last screen names them too)."""
@@ -173,7 +171,7 @@ def _code_coverage(
     from simpler.coverage.outcome import code_coverage
 
     runs = {r.run for r in records if r.run}
-    covered = code_coverage(sources, runs, options.coverage, combined)
+    covered = code_coverage(sources, runs, options.coverage)
     if covered is None:
         return None
     print(covered.term_text, end="")
@@ -198,15 +196,14 @@ def _impact_map_child(
     target: MapTarget,
 ) -> MapChild | None:
     """``--impact-map``: the map built in a child beside the coverage's combine and report
-    (``simpler.impact.map_child``), from the files the run's processes measured."""
+    (``simpler.impact.map_child``), from the data files of the run's processes."""
     from simpler.coverage.accounts import runs_measured
-    from simpler.impact.map_child import MapChild, measured_files
+    from simpler.impact.map_child import MapChild
 
     runs = {r.run for r in records if r.run}
     data = [f for path, recs in sources for run in runs_measured(path, recs)
             if run.run_id in runs for f in run.data_files()]  # fmt: skip
-    files = measured_files(data)
-    return MapChild(target, _launches(records), files) if files else None
+    return MapChild(target, _launches(records), data) if data else None
 
 
 def _impact_map_kept(child: MapChild | None) -> str:
