@@ -7,7 +7,7 @@ as the first run asked, unless the report command asks otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,16 +24,21 @@ def code_coverage(
     sources: Sequence[tuple[Path, Iterable[Record]]],
     runs: set[str],
     override: CovOptions | None = None,
+    combined: Callable[[Path], None] | None = None,
 ) -> CoverageResult | None:
     """Combine and report the measured ones of ``runs`` in ``sources`` (report file, records);
-    None when none of them was measured."""
+    None when none of them was measured. ``combined``: called with the combined data file
+    before the reports (``--impact-map`` builds its map beside them)."""
     measured: list[RunData] = []
     for path, records in sources:
         measured += [run for run in runs_measured(path, records) if run.run_id in runs]
     if not measured:
         return None
     options = _options(measured[0], override)
-    return write_reports(combine_runs(measured, _data_file(options)), options)
+    done = combine_runs(measured, _data_file(options))
+    if combined is not None:
+        combined(done.data_file)
+    return write_reports(done, options)
 
 
 def _options(first: RunData, override: CovOptions | None) -> CovOptions:

@@ -3,9 +3,10 @@ combine and report of the run's coverage: coverage.py's analysis of every measur
 the map's blocks of the same files take about as long, and on a machine with a free core the
 map then costs the run little more than its coverage does.
 
-The child starts with the report phase and reads what it needs itself: each process's data
-file (the map is the union of the processes' maps, the coverage's combine not awaited) and
-the files they measured. It writes the line that says what was kept, or why nothing was.
+The child starts with the report phase, given the files the run's processes measured (each
+process's data file names them): it finds their blocks while the coverage is combined and
+analysed. Told the combined data file, it builds the map from it and keeps it, and writes the
+line that says what was kept, or why nothing was.
 """
 
 from __future__ import annotations
@@ -16,21 +17,39 @@ import subprocess
 import sys
 import tempfile
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
 from simpler.impact.kernel_sources import Launches
 from simpler.impact.run_map import MapTarget
 
-__all__ = ["MapChild", "main"]
+__all__ = ["MapChild", "main", "measured_files"]
 
 WAIT_S = 600  # a map of a suite of thousands of tests is seconds: this is a hang
 
 
-class MapChild:
-    """A child keeping the map of ``data_files`` for ``target``; :meth:`line` waits for it."""
+def measured_files(data_files: Iterable[Path]) -> set[str]:
+    """The files the processes' data files measured (a file that is no data is skipped)."""
+    from coverage import CoverageData
 
-    def __init__(self, target: MapTarget, launches: Launches, data_files: Sequence[Path]) -> None:
+    files: set[str] = set()
+    for path in data_files:
+        data = CoverageData(basename=str(path))
+        try:
+            data.read()
+            files.update(data.measured_files())
+        except Exception:  # coverage.py raises its own DataError, and sqlite3's
+            continue
+        finally:
+            data.close()
+    return files
+
+
+class MapChild:
+    """A child keeping the map of the run for ``target``: :meth:`combined` tells it the
+    combined data, :meth:`line` waits for what it kept."""
+
+    def __init__(self, target: MapTarget, launches: Launches, files: Iterable[str]) -> None:
         self._folder = tempfile.TemporaryDirectory(prefix="simpler-map-")  # private: 0700
         folder = Path(self._folder.name)
         job = {
@@ -39,7 +58,7 @@ class MapChild:
             "root": str(target.root),
             "beside": str(target.beside),
             "launches": {n: {k: list(s) for k, s in ks.items()} for n, ks in launches.items()},
-            "data_files": [str(path) for path in data_files],
+            "files": sorted(files),
         }
         (folder / "job.json").write_text(json.dumps(job), encoding="utf-8")
         # This simpler, wherever it is imported from, not the one the folder the run is in
@@ -50,15 +69,22 @@ class MapChild:
         self._child = subprocess.Popen(
             [sys.executable, "-c", code, str(folder)],
             env=env,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            text=True,
         )
+        self._told = False
+
+    def combined(self, data_file: Path) -> None:
+        """The run's combined coverage is in ``data_file``: build the map from it."""
+        self._tell(str(data_file))
 
     def line(self) -> str:
         """What was kept; RuntimeError with what went wrong when nothing was."""
         folder = Path(self._folder.name)
         try:
+            self._tell("")  # never told of a combined file: the child ends, keeping nothing
             try:
                 code = self._child.wait(timeout=WAIT_S)
             except subprocess.TimeoutExpired:
@@ -75,17 +101,34 @@ class MapChild:
         finally:
             self._folder.cleanup()
 
+    def _tell(self, data_file: str) -> None:
+        if self._told:
+            return
+        self._told = True
+        try:
+            assert self._child.stdin is not None
+            self._child.stdin.write(data_file + "\n")
+            self._child.stdin.close()
+        except OSError:
+            pass  # it ended already: line() says how
+
 
 def main() -> None:
-    """The child: the job in ``argv[1]/job.json`` kept, its line in ``line.txt``."""
+    """The child: the blocks of the job's files (``argv[1]/job.json``), then, told the
+    combined data file on stdin, the map kept and its line in ``line.txt``."""
+    from simpler.impact.map import blocks_of_files
     from simpler.impact.run_map import save_run_map
 
     folder = Path(sys.argv[1])
     try:
         job = json.loads((folder / "job.json").read_text(encoding="utf-8"))
+        known = blocks_of_files(job["files"])
+        data_file = sys.stdin.readline().strip()
+        if not data_file:
+            raise RuntimeError("the run measured nothing")
         target = MapTarget(job["history"], job["commit"], Path(job["root"]), Path(job["beside"]))
         launches = {n: {k: tuple(s) for k, s in ks.items()} for n, ks in job["launches"].items()}
-        line = save_run_map([Path(p) for p in job["data_files"]], target, launches)
+        line = save_run_map(Path(data_file), target, launches, known)
     except Exception as error:  # the history, the disk, the data: said by the parent, exit 3
         (folder / "error.txt").write_text(f"{error}\n{traceback.format_exc()}", encoding="utf-8")
         sys.exit(1)

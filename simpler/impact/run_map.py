@@ -1,21 +1,21 @@
-"""``simpler run --impact-map``: the coverage of every process of the run, per test, kept in
-the history as the impact map of the commit it ran (``simpler.impact.map``,
-``simpler.impact.store``)."""
+"""``simpler run --impact-map``: the run's combined coverage, per test, kept in the history as
+the impact map of the commit it ran (``simpler.impact.map``, ``simpler.impact.store``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from simpler.history.impact_rows import MAP_FOLDER, add_map_rows
+from simpler.impact.blocks import FileBlocks
 from simpler.impact.git_change import clean_head
 from simpler.impact.kernel_sources import Launches, add_kernels, kernel_of
-from simpler.impact.map import ImpactMap, blocks_of_files, build_map
+from simpler.impact.map import build_map
 from simpler.impact.store import Environment, map_rows
 from simpler.reporting.atomic_write import write_atomically
 
-__all__ = ["MapTarget", "map_target", "measured_files", "run_map_of", "save_run_map"]
+__all__ = ["MapTarget", "map_target", "save_run_map"]
 
 
 @dataclass(frozen=True)
@@ -28,56 +28,31 @@ class MapTarget:
     beside: Path
 
 
-def run_map_of(data_files: Sequence[Path], root: Path) -> ImpactMap:
-    """The union of each process's map: a test's blocks are those any process saw it run
-    (one test runs in one process, a retry in another). Each file's blocks are found once."""
-    from coverage import CoverageData
-
-    known = blocks_of_files(measured_files(data_files))
-    impact = ImpactMap()
-    for data_file in data_files:
-        data = CoverageData(basename=str(data_file))
-        try:
-            data.read()
-            part = build_map(data, root, known)
-        finally:
-            data.close()
-        impact.checksums.update(part.checksums)
-        for nodeid, blocks in part.tests.items():
-            impact.tests.setdefault(nodeid, set()).update(blocks)
-    return impact
-
-
-def measured_files(data_files: Iterable[Path]) -> set[str]:
-    """The files the processes' data files measured (a file that is no data is skipped)."""
-    from coverage import CoverageData
-
-    files: set[str] = set()
-    for path in data_files:
-        data = CoverageData(basename=str(path))
-        try:
-            data.read()
-            files.update(data.measured_files())
-        except Exception:  # coverage.py raises its own DataError, and sqlite3's
-            continue
-        finally:
-            data.close()
-    return files
-
-
 def map_target(history: str, root: Path, report: Path, run_id: str) -> MapTarget:
     """Where this run's map goes; GitUnanswered when the checkout has no commit to give it."""
     beside = report.parent / MAP_FOLDER / f"{run_id}.json"
     return MapTarget(history, clean_head(root), root, beside)
 
 
-def save_run_map(data_files: Sequence[Path], target: MapTarget, launches: Launches) -> str:
-    """Build the map from ``data_files`` (the coverage, with test contexts, of every process
-    of the run) and ``launches`` (each test's kernels, from its records) and add it to the
-    history; the line that says what was kept. Raises what the store raises."""
+def save_run_map(
+    data_file: Path,
+    target: MapTarget,
+    launches: Launches,
+    known: Mapping[str, FileBlocks] | None = None,
+) -> str:
+    """Build the map from ``data_file`` (the run's combined coverage, with test contexts) and
+    ``launches`` (each test's kernels, from its records) and add it to the history; the line
+    that says what was kept. Raises what the store raises."""
+    from coverage import CoverageData
+
     from simpler.history.store import open_store, store_label
 
-    impact = run_map_of(data_files, target.root)
+    data = CoverageData(basename=str(data_file))
+    try:
+        data.read()
+        impact = build_map(data, target.root, known)
+    finally:
+        data.close()
     add_kernels(impact, launches, target.root)
     rows = map_rows(target.commit, Environment.here(), impact)
     text = rows.to_json().encode("utf-8")

@@ -122,7 +122,8 @@ def _print_records(
     sys.stdout.flush()
     unwritten = _write_files(records, options)
     map_child = _impact_map_child(records, sources, options.impact) if options.impact else None
-    covered = _code_coverage(records, sources, options)
+    told = map_child.combined if map_child is not None else None
+    covered = _code_coverage(records, sources, options, told)
     if covered is not None and covered.unwritten:
         unwritten = ", ".join(filter(None, [unwritten, *covered.unwritten]))
     if options.impact is not None:
@@ -163,6 +164,7 @@ def _code_coverage(
     records: list[report.Record],
     sources: list[tuple[Path, list[report.Record]]],
     options: ReportOptions,
+    combined: Callable[[Path], None] | None = None,
 ) -> CoverageResult | None:
     """The combined coverage of the measured runs among ``records``; its table and every
     process it lost printed now, above the summary (the summary's last screen names them too)."""
@@ -171,7 +173,7 @@ def _code_coverage(
     from simpler.coverage.outcome import code_coverage
 
     runs = {r.run for r in records if r.run}
-    covered = code_coverage(sources, runs, options.coverage)
+    covered = code_coverage(sources, runs, options.coverage, combined)
     if covered is None:
         return None
     print(covered.term_text, end="")
@@ -196,14 +198,15 @@ def _impact_map_child(
     target: MapTarget,
 ) -> MapChild | None:
     """``--impact-map``: the map built in a child beside the coverage's combine and report
-    (``simpler.impact.map_child``), from the data files of the run's processes."""
+    (``simpler.impact.map_child``), from the files the run's processes measured."""
     from simpler.coverage.accounts import runs_measured
-    from simpler.impact.map_child import MapChild
+    from simpler.impact.map_child import MapChild, measured_files
 
     runs = {r.run for r in records if r.run}
     data = [f for path, recs in sources for run in runs_measured(path, recs)
             if run.run_id in runs for f in run.data_files()]  # fmt: skip
-    return MapChild(target, _launches(records), data) if data else None
+    files = measured_files(data)
+    return MapChild(target, _launches(records), files) if files else None
 
 
 def _impact_map_kept(child: MapChild | None) -> str:

@@ -146,17 +146,20 @@ def test_a_shared_line_names_both_tests_even_where_sys_monitoring_is_asked_for(
 def test_a_map_built_in_a_child_beside_the_report_is_the_map(
     measured: ImpactMap, tmp_path: Path
 ) -> None:
-    """From the processes' data files, not their combine: the union of their maps."""
     from contextlib import closing
 
     from simpler.history.store import open_store
-    from simpler.impact.map_child import MapChild
+    from simpler.impact.map_child import MapChild, measured_files
     from simpler.impact.run_map import MapTarget
     from simpler.impact.store import Environment, load_map
 
     commit = "1" * 40
     target = MapTarget(str(tmp_path / "h.db"), commit, tmp_path, tmp_path / "impact" / "r.json")
-    line = MapChild(target, {}, [tmp_path / ".coverage", tmp_path / "not-data"]).line()
+    files = measured_files([tmp_path / ".coverage"])
+    assert files == {str(tmp_path / "pkg" / "code.py")}
+    child = MapChild(target, {}, files)
+    child.combined(tmp_path / ".coverage")
+    line = child.line()
     assert line.startswith("impact map of 1111111111: 2 tests, 5 blocks in 1 files"), line
     with closing(open_store(str(tmp_path / "h.db"))) as conn:
         assert load_map(conn, commit, Environment.here()) == measured
@@ -169,7 +172,11 @@ def test_a_map_the_child_could_not_keep_is_one_line_of_why(tmp_path: Path) -> No
 
     (tmp_path / "h.db").mkdir()  # a folder where the history's file would be
     target = MapTarget(str(tmp_path / "h.db"), "1" * 40, tmp_path, tmp_path / "r.json")
+    child = MapChild(target, {}, [])
+    child.combined(tmp_path / "no-such-data")
     with pytest.raises(RuntimeError) as caught:
-        MapChild(target, {}, []).line()
+        child.line()
     assert str(caught.value).startswith("cannot open history database ")
-    assert "\n" not in str(caught.value)
+    untold = MapChild(target, {}, [])
+    with pytest.raises(RuntimeError, match=r"^the run measured nothing$"):
+        untold.line()
