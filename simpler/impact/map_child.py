@@ -118,11 +118,13 @@ def main() -> None:
     combined data file on stdin, the map kept and its line in ``line.txt``."""
     from simpler.impact.map import blocks_of_files
     from simpler.impact.run_map import save_run_map
+    from simpler.impact.store import Environment
 
     folder = Path(sys.argv[1])
     try:
         job = json.loads((folder / "job.json").read_text(encoding="utf-8"))
         known = blocks_of_files(job["files"])
+        Environment.here()  # read while the coverage is combined (cached): the same at the save
         data_file = sys.stdin.readline().strip()
         if not data_file:
             raise RuntimeError("the run measured nothing")

@@ -8,6 +8,7 @@ add killed mid-way leaves the history as it was.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import platform
 import sys
@@ -31,6 +32,7 @@ class Environment:
     packages: str  # a digest of every installed distribution's name and version
 
     @classmethod
+    @functools.cache  # the installed packages do not change under a running process
     def here(cls) -> Environment:
         # A set: a package found twice on the path (an editable checkout's egg-info beside
         # its dist-info) is one package, whichever process asks.
