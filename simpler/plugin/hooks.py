@@ -139,11 +139,11 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         config.option.maxworkerrestart = str(RESTARTS_PER_WORKER * wanted)
 
 
-@pytest.hookimpl(trylast=True)  # after the terminal reporter exists
 def pytest_unconfigure(config: pytest.Config) -> None:
     session_ended(config)
 
 
+@pytest.hookimpl(trylast=True)  # after the terminal reporter exists
 def pytest_configure(config: pytest.Config) -> None:
     # Registered active or not: a --strict-markers suite that uses them must still collect.
     config.addinivalue_line("markers", "runtime(name): the runtime the test's pooled worker runs")

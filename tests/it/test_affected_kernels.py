@@ -27,9 +27,9 @@ def _git(root: Path, *args: str) -> None:
 def project(tmp_path: Path, simpler_run: Any) -> tuple[Path, dict[str, str]]:
     """The project at its first commit, its map kept; the environment its runs need."""
     root = tmp_path / "project"
-    shutil.copytree(SCENARIO, root / "card", ignore=shutil.ignore_patterns("test_*.py"))
+    shutil.copytree(SCENARIO, root / "card", ignore=shutil.ignore_patterns("scenario_*.py"))
     (root / "tests").mkdir()
-    shutil.copy(SCENARIO / "test_kernels.py", root / "tests" / "test_kernels.py")
+    shutil.copy(SCENARIO / "scenario_kernels.py", root / "tests" / "test_kernels.py")
     (root / "pytest.ini").write_text("[pytest]\n")
     (root / ".gitignore").write_text(".simpler/\n.coverage*\n__pycache__/\n")
     compiler = shutil.which("c++") or shutil.which("g++")
