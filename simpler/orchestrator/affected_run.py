@@ -32,6 +32,7 @@ MAX_MAP_AGE = 50  # commits before the merge-base a map may be from
 class AffectedRun:
     listing: SuiteListing  # what runs: the selected tests (shadow mode: all of them)
     headline: str
+    every_test: list[str]  # the counts by reason, then each test with its reasons (pytest -v)
     record: dict[str, Any]  # the L2 phase start record's ``affected``
     only_tests: Path | None  # the selection's file; None in shadow mode or when it is empty
 
@@ -69,7 +70,7 @@ def select_affected(
 ) -> AffectedRun:
     """The run's share: the selected tests, or in ``shadow`` mode every test, the decision
     only told."""
-    from simpler.impact.render import headline
+    from simpler.impact.render import headline, text_lines
 
     affected = decide_for(rev, listing, history, platform, f"{PROG}: --affected-since")
     chosen = affected.decision.selected
@@ -83,15 +84,17 @@ def select_affected(
         "reasons": chosen,
         "shadow": shadow,
     }
+    every_test = text_lines(affected, every_test=True)[1:]
     if shadow:
-        return AffectedRun(listing, headline(affected), record, None)
+        return AffectedRun(listing, headline(affected), every_test, record, None)
     kept = SuiteListing(
         l2=[n for n in listing.l2 if n in chosen],
         plain={n for n in listing.plain if n in chosen},
         resource=[t for t in listing.resource if t.nodeid in chosen],
         unskippable=listing.unskippable & set(chosen),
     )
-    return AffectedRun(kept, headline(affected), record, _listed(chosen) if chosen else None)
+    listed = _listed(chosen) if chosen else None
+    return AffectedRun(kept, headline(affected), every_test, record, listed)
 
 
 def _listed(tests: dict[str, list[str]]) -> Path:

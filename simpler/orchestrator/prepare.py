@@ -71,7 +71,7 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
                 "once)"
             )
         warn_unmatched(quarantine, listing)
-        affected = _affected(options, listing)
+        affected = _affected(options, listing, verbose=parsed_args.verbose)
         if affected is not None and affected.runs_nothing:
             children.close()
             record_nothing_to_run(options, split.label, len(listing.nodeids()) if listing else 0,
@@ -150,8 +150,11 @@ def _closed_on_error(children: ChildStarts) -> Iterator[None]:
         raise
 
 
-def _affected(options: RunOptions, listing: SuiteListing | None) -> AffectedRun | None:
-    """``--affected-since``: the suite cut to what the change can break, said now."""
+def _affected(
+    options: RunOptions, listing: SuiteListing | None, *, verbose: bool
+) -> AffectedRun | None:
+    """``--affected-since``: the suite cut to what the change can break, said now; with
+    pytest's ``-v``, each test's reasons too (the report keeps them whatever the verbosity)."""
     if options.affected_since is None:
         if options.affected_shadow:
             raise UsageError(f"{PROG}: --affected-shadow goes with --affected-since REV")
@@ -166,6 +169,8 @@ def _affected(options: RunOptions, listing: SuiteListing | None) -> AffectedRun 
         shadow=options.affected_shadow,
     )  # fmt: skip
     print(f"{PROG}: {affected.headline}", flush=True)
+    if verbose:
+        print(*affected.every_test, sep="\n", flush=True)
     return affected
 
 

@@ -163,6 +163,12 @@ class PytestArgs:
         return [value for group in self.groups for value in group.values(dest)]
 
     @property
+    def verbose(self) -> bool:
+        """``-v``, ``-vv`` or ``--verbose`` among them."""
+        return any(arg == "--verbose" or (len(arg) > 1 and arg[0] == "-" and set(arg[1:]) == {"v"})
+                   for arg in self.given)  # fmt: skip
+
+    @property
     def numprocesses(self) -> str | None:
         """The ``-n`` given (``"4"``, ``"auto"``, ``"logical"``); the last one counts."""
         given = self.values("numprocesses")

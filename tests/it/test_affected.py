@@ -168,6 +168,14 @@ def test_a_run_affected_since_runs_only_the_selected_tests_and_keeps_their_reaso
     assert start["planned"] == [TRIPLE]
     assert start["affected"]["reasons"] == {TRIPLE: ["ran changed block pkg/calc.py::triple"]}
     assert "affected since HEAD (map of " in done.stdout and "1 of 3 tests selected" in done.stdout
+    reason = f"selected  {TRIPLE}: ran changed block pkg/calc.py::triple"
+    assert reason not in done.stdout  # each test's reasons: in the report, and with -v
+    told = simpler_run.suite("tests", "-v", device="0", options=("--affected-since", "HEAD"),
+                             cwd=project)  # fmt: skip
+    assert told.returncode == 0 and reason in told.stdout, told.stdout[-2000:]
+    assert (
+        f"left out  {DOUBLE}: no changed block, file, conftest or kernel touched it" in told.stdout
+    )
 
 
 def test_a_run_of_a_non_code_change_runs_nothing_green_and_says_so(
