@@ -58,7 +58,7 @@ from pathlib import Path, PurePosixPath
 from bench import outside_actions
 
 from simpler.contract import GREEN_OUTCOMES, PASSING_OUTCOMES
-from simpler.impact.blocks import MODULE, blocks_of
+from simpler.impact.blocks import MODULE, blocks_of, is_docstring
 from simpler.reporting.records import TestRecord
 from simpler.reporting.report_file import read_records
 from simpler.reporting.verdicts import decide_verdicts
@@ -386,7 +386,7 @@ def _target(path: str, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionD
     read: both still break what uses them. None where no mutant is sound: a stub (only a
     docstring, ``pass`` or ``...``: an ``@overload``, an abstract method, a protocol), or a
     body that starts on the ``def``'s own line."""
-    body = node.body[1:] if _is_docstring(node.body[0]) else node.body
+    body = node.body[1:] if is_docstring(node.body[0]) else node.body
     if not body or all(_is_stub(statement) for statement in body):
         return None
     first = body[0]
@@ -395,14 +395,6 @@ def _target(path: str, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionD
     if text[: first.col_offset].strip() or line <= node.lineno:
         return None
     return Target(path, qualname, line, first.col_offset)
-
-
-def _is_docstring(statement: ast.stmt) -> bool:
-    return (
-        isinstance(statement, ast.Expr)
-        and isinstance(statement.value, ast.Constant)
-        and isinstance(statement.value.value, str)
-    )
 
 
 def _is_stub(statement: ast.stmt) -> bool:

@@ -18,7 +18,7 @@ import ast
 import hashlib
 from dataclasses import dataclass, field
 
-__all__ = ["MODULE", "Block", "FileBlocks", "blocks_of"]
+__all__ = ["MODULE", "Block", "FileBlocks", "blocks_of", "is_docstring"]
 
 MODULE = "<module>"  # the qualified name of a file's module-level block
 Function = ast.FunctionDef | ast.AsyncFunctionDef
@@ -123,7 +123,7 @@ def _write(node: ast.AST, out: list[str], at_import: bool) -> None:
 
 
 def _body(node: ast.AST, body: list[ast.stmt], at_import: bool) -> list[ast.stmt]:
-    if isinstance(node, DOCSTRING_HOLDERS) and body and _is_docstring(body[0]):
+    if isinstance(node, DOCSTRING_HOLDERS) and body and is_docstring(body[0]):
         body = body[1:]
     if at_import:
         body = _import_time_body(node, body)
@@ -139,7 +139,8 @@ def _import_time_body(node: ast.AST, body: list[ast.stmt]) -> list[ast.stmt]:
     return [statement for statement in body if not _plain_def(statement)]
 
 
-def _is_docstring(statement: ast.stmt) -> bool:
+def is_docstring(statement: ast.stmt) -> bool:
+    """A string standing alone as a statement: Python's docstring, when it comes first."""
     return (
         isinstance(statement, ast.Expr)
         and isinstance(statement.value, ast.Constant)
