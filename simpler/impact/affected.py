@@ -19,7 +19,7 @@ from simpler.impact.measured import measured_seconds
 from simpler.impact.recent import recent_trouble
 from simpler.impact.select import Decision, Rules, everything, select_tests
 from simpler.impact.store import Environment, find_map, load_map, why_no_map
-from simpler.impact.test_imports import imported_names
+from simpler.impact.test_imports import SuiteImports
 
 __all__ = ["Affected", "BadRevision", "decide"]
 
@@ -88,6 +88,6 @@ def decide(
     for nodeid in unskippable:
         standing.setdefault(nodeid, []).append("unskippable")
     suite_files = {nodeid.split("::", 1)[0] for nodeid in tests}
-    imports = imported_names(root, suite_files | {p for p in change.files if p.endswith(".py")})
+    imports = SuiteImports(root, suite_files | {p for p in change.files if p.endswith(".py")})
     decision = select_tests(found, change.files, tests, rules, standing, platform, imports)
     return Affected(rev, decision, map_commit, commits.index(map_commit), seconds)

@@ -10,10 +10,10 @@ every name an import statement names counts, which errs towards running more.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 
-__all__ = ["imported_names", "imports_module"]
+__all__ = ["SuiteImports", "imported_names", "imports_module"]
 
 # ``from M import (a, b)`` over several lines, ``from M import a, b``, ``import M, N.O``.
 _IMPORT = re.compile(
@@ -39,6 +39,29 @@ def imported_names(root: Path, files: Iterable[str]) -> dict[str, frozenset[str]
                 names.update(part for part in dotted.split(".") if part)
         found[file] = frozenset(names)
     return found
+
+
+class SuiteImports(Mapping[str, frozenset[str]]):
+    """:func:`imported_names` of ``files``, read on first use: a decision needs them only
+    when a test file's import-time code changed, so most never read the suite's files."""
+
+    def __init__(self, root: Path, files: Iterable[str]) -> None:
+        self._root, self._files = root, frozenset(files)
+        self._read: dict[str, frozenset[str]] | None = None
+
+    def _names(self) -> dict[str, frozenset[str]]:
+        if self._read is None:
+            self._read = imported_names(self._root, self._files)
+        return self._read
+
+    def __getitem__(self, file: str) -> frozenset[str]:
+        return self._names()[file]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
 
 
 def imports_module(path: str, imports: Mapping[str, frozenset[str]]) -> bool:

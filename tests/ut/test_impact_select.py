@@ -192,3 +192,11 @@ def test_the_suites_imports_are_read_from_its_files(tmp_path: Path) -> None:
     assert found["test_user.py"] >= {"test_helpers", "CASES", "os", "path"}
     assert imports_module("tests/test_helpers.py", found)
     assert not imports_module("test_user.py", found)
+
+
+def test_the_suites_imports_are_read_only_when_asked(tmp_path: Path) -> None:
+    from simpler.impact.test_imports import SuiteImports
+
+    imports = SuiteImports(tmp_path, ["test_user.py"])
+    (tmp_path / "test_user.py").write_text("import test_helpers\n")  # after: nothing read yet
+    assert dict(imports) == {"test_user.py": frozenset({"test_helpers"})}
