@@ -10,10 +10,15 @@ failing the read: a report file is written by many processes and versions.
 
 from __future__ import annotations
 
+import builtins
 import json
-from collections.abc import Callable, Iterable, Mapping
+import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, TypeVar
+
+from simpler.reporting import record_fields as read
+from simpler.reporting.record_fields import Field, opt_text, text
 
 __all__ = [
     "RECORD_TYPES",
@@ -37,109 +42,8 @@ __all__ = [
 ]
 
 
-T = TypeVar("T")
-
-
-def text(raw: Mapping[str, Any], key: str) -> str:
-    """An optional text field: ``""`` when absent or null, else the value as text."""
-    value = raw.get(key)
-    return "" if value is None else str(value)
-
-
-def opt_text(raw: Mapping[str, Any], key: str) -> str | None:
-    """An optional text field where null means something (a test never run, no signal)."""
-    value = raw.get(key)
-    return None if value is None else str(value)
-
-
-def _int(raw: Mapping[str, Any], key: str) -> int | None:
-    value = raw.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _float(raw: Mapping[str, Any], key: str) -> float | None:
-    value = raw.get(key)
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _ints(raw: Mapping[str, Any], key: str) -> tuple[int, ...]:
-    value = raw.get(key)
-    if not isinstance(value, list | tuple):
-        return ()
-    return tuple(v for v in value if isinstance(v, int) and not isinstance(v, bool))
-
-
-def _strings(raw: Mapping[str, Any], key: str) -> tuple[str, ...]:
-    value = raw.get(key)
-    if not isinstance(value, list | tuple):
-        return ()
-    return tuple(v for v in value if isinstance(v, str))
-
-
-class Field(Generic[T]):
-    """A typed field of a record, read from its ``raw`` dict on access by ``read``: the
-    record types below are lists of their fields, one line each."""
-
-    def __init__(self, read: Callable[[Mapping[str, Any], str], T]) -> None:
-        self._read = read
-        self._key = ""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self._key = name  # each attribute is named as the record's field is
-
-    def __get__(self, record: Record, owner: type | None = None) -> T:
-        return self._read(record.raw, self._key)
-
-
-def _str_only(raw: Mapping[str, Any], key: str) -> str:
-    value = raw.get(key)
-    return value if isinstance(value, str) else ""
-
-
-def _flag(raw: Mapping[str, Any], key: str) -> bool:
-    return bool(raw.get(key))
-
-
-def _true(raw: Mapping[str, Any], key: str) -> bool:
-    """Only a JSON ``true``: a test quarantine mark is never guessed from another value."""
-    return raw.get(key) is True
-
-
-def _duration(raw: Mapping[str, Any], key: str) -> float:
-    return _float(raw, key) or 0.0
-
-
-def _device(raw: Mapping[str, Any], key: str) -> int | None:
-    device = raw.get(key)
-    return None if device is None else int(device)
-
-
-def _positive_counts(raw: Mapping[str, Any], key: str) -> dict[str, int]:
-    """Outcome to number of test records; anything but a positive count is left out."""
-    counts = raw.get(key)
-    if not isinstance(counts, dict):
-        return {}
-    return {str(k): v for k, v in counts.items() if isinstance(v, int) and v > 0}
-
-
-def _kernels(raw: Mapping[str, Any], key: str) -> dict[str, tuple[str, ...]]:
-    """``{kernel: [source, ...]}``; what is not that shape reads as no kernel."""
-    value = raw.get(key)
-    if not isinstance(value, dict):
-        return {}
-    return {
-        str(name): tuple(s for s in sources if isinstance(s, str))
-        for name, sources in value.items()
-        if isinstance(sources, list)
-    }
-
-
-def _processes(raw: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
-    """``pid``, ``name``, ``cmdline``, ``test``, ``signal`` of each (a non-dict: left out)."""
-    processes = raw.get(key)
-    if not isinstance(processes, list):
-        return []
-    return [process for process in processes if isinstance(process, dict)]
+R = TypeVar("R", bound="Record")
+SCHEMA = 1  # the report file's schema: every record's ``schema``
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,14 +52,43 @@ class Record:
 
     raw: Mapping[str, Any]
     type_name: ClassVar[str] = ""
+    field_names: ClassVar[frozenset[str]] = frozenset()  # every documented field of the type
 
-    type = Field(text)
-    run = Field(text)
-    phase = Field(text)
-    ts = Field(_float)
+    schema = Field(read.int_)
+    type = Field(read.text)
+    run = Field(read.text)
+    phase = Field(read.text)
+    ts = Field(read.float_)
+
+    def __init_subclass__(cls) -> None:
+        # (no zero-argument super() here: slots=True dataclasses are recreated classes)
+        cls.field_names = frozenset(
+            name for klass in cls.__mro__ for name, attr in vars(klass).items()
+            if isinstance(attr, Field)
+        )  # fmt: skip
+
+    @classmethod
+    def build(cls: builtins.type[R], *, run: str, phase: str, **values: Any) -> R:
+        """A new record of this type, as a writer makes it: the common fields filled in, and
+        only documented fields (a name the type does not have is a TypeError, so a writer
+        cannot write a field no reader knows). ``ts`` defaults to now."""
+        unknown = values.keys() - cls.field_names
+        if unknown:
+            raise TypeError(f"{cls.type_name} records have no field {', '.join(sorted(unknown))}")
+        head: dict[str, Any] = {
+            "schema": SCHEMA, "run": run, "ts": time.time(), "phase": phase, "type": cls.type_name,
+        }  # fmt: skip
+        return cls({**head, **values})
+
+    def replace(self: R, **values: Any) -> R:
+        """This record with ``values`` set (documented fields only, as in ``build``)."""
+        unknown = values.keys() - self.field_names
+        if unknown:
+            raise TypeError(f"{self.type_name} records have no field {', '.join(sorted(unknown))}")
+        return builtins.type(self)({**self.raw, **values})
 
     def text(self, key: str) -> str:
-        return text(self.raw, key)
+        return read.text(self.raw, key)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.raw)
@@ -166,15 +99,25 @@ class PhaseRecord(Record):
     """A phase's start (its plan) or its end (its counts and how it ended)."""
 
     type_name: ClassVar[str] = "phase"
-    event = Field(text)
-    shard = Field(opt_text)
-    platform = Field(text)
-    planned = Field(_strings)
-    counts = Field(_positive_counts)
-    returncode = Field(_int)
-    duration_s = Field(_duration)
-    slots = Field(_int)  # end: the processes the phase could keep busy at once (-j)
-    devices = Field(_ints)  # end: the devices its tests used
+    event = Field(read.text)
+    # start
+    shard = Field(read.opt_text)
+    platform = Field(read.text)
+    planned = Field(read.strings)
+    no_device = Field(read.strings)  # L2: the planned tests that use no device
+    selected = Field(read.int_)  # the size of the whole selection
+    affected = Field(read.mapping)  # --affected-since: the decision (reporting/affected_block.py)
+    # end
+    counts = Field(read.positive_counts)
+    returncode = Field(read.int_)
+    duration_s = Field(read.duration)
+    interrupted = Field(read.opt_text)  # the signal's name
+    error = Field(read.opt_text)  # a failure inside simpler
+    deadline = Field(read.opt_text)  # the reason when the deadline cut the phase
+    children = Field(read.text)  # how its children started
+    not_started = Field(read.text)  # why a test phase never ran
+    slots = Field(read.int_)  # the processes the phase could keep busy at once (-j)
+    devices = Field(read.ints)  # the devices its tests used
 
     @property
     def is_start(self) -> bool:
@@ -191,16 +134,23 @@ class TestRecord(Record):
 
     __test__: ClassVar[bool] = False  # a record, not a class pytest should collect
     type_name: ClassVar[str] = "test"
-    nodeid = Field(_str_only)
-    outcome = Field(text)
-    attempt = Field(_int)
-    device = Field(_int)
-    worker = Field(text)
-    poisoned = Field(_flag)
-    quarantined = Field(_true)
-    pid = Field(_int)  # the process that ran it (None: its controller wrote it after a crash)
-    duration_s = Field(_duration)
-    kernels = Field(_kernels)  # each kernel it launched, with the sources it was built from
+    nodeid = Field(read.str_only)
+    outcome = Field(read.text)
+    attempt = Field(read.int_)
+    runtime = Field(read.text)
+    device = Field(read.int_)
+    worker = Field(read.text)
+    poisoned = Field(read.flag)
+    message = Field(read.text)
+    tail = Field(read.text)  # the last lines of the failure
+    rc = Field(read.int_)  # of a device error
+    where = Field(read.opt_text)  # of a device error
+    # the process that ran it (None: its controller wrote it after a crash)
+    pid = Field(read.int_)
+    duration_s = Field(read.duration)
+    kernels = Field(read.kernels)  # each kernel it launched, with the sources it was built from
+    quarantined = Field(read.true)
+    quarantine_expired = Field(read.opt_text)  # the date a quarantine entry of the test ran out
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,9 +158,13 @@ class PoisonSkipRecord(Record):
     """A test a worker that cannot be healed skipped: the registration the retry re-runs."""
 
     type_name: ClassVar[str] = "poison_skip"
-    nodeid = Field(_str_only)
-    worker = Field(text)
-    quarantined = Field(_true)
+    selector = Field(read.text)
+    nodeid = Field(read.str_only)
+    runtime = Field(read.text)
+    worker = Field(read.text)
+    reason = Field(read.text)
+    quarantined = Field(read.true)
+    quarantine_expired = Field(read.opt_text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,11 +172,20 @@ class ChildRecord(Record):
     """A Resource child (or an isolated unit's process) that ended or never started."""
 
     type_name: ClassVar[str] = "child"
-    label = Field(text)
-    nodeid = Field(text)
-    returncode = Field(_int)
-    quarantined = Field(_true)
-    devices = Field(_ints)
+    label = Field(read.text)
+    nodeid = Field(read.text)  # "" for an isolated unit (null in the file)
+    returncode = Field(read.int_)  # None: killed by a signal, or never seen to exit
+    signal = Field(read.opt_text)
+    devices = Field(read.ints)
+    duration_s = Field(read.duration)
+    timed_out = Field(read.flag)
+    reached_summary = Field(read.opt_flag)  # False: it died before pytest's summary line
+    tail = Field(read.text)
+    log = Field(read.text)  # the path of its full output
+    not_run = Field(read.text)  # why it never started
+    isolated = Field(read.flag)
+    quarantined = Field(read.true)
+    quarantine_expired = Field(read.opt_text)
 
     @property
     def failed(self) -> bool:
@@ -236,11 +199,17 @@ class LifecycleRecord(Record):
     """One transition of a pooled worker (recovery/lifecycle.py)."""
 
     type_name: ClassVar[str] = "lifecycle"
-    worker = Field(text)
-    source = Field(text)
-    dest = Field(text)
-    trigger = Field(text)
-    device = Field(_device)
+    worker = Field(read.text)
+    runtime = Field(read.text)
+    device = Field(read.device)
+    source = Field(read.text)
+    dest = Field(read.text)
+    trigger = Field(read.text)
+    rc = Field(read.int_)
+    where = Field(read.opt_text)
+    nodeid = Field(read.text)  # the test it happened at
+    attempt = Field(read.int_)
+    reason = Field(read.text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,8 +219,8 @@ class DeviceRetiredRecord(Record):
     reads the same."""
 
     type_name: ClassVar[str] = "device_retired"
-    devices = Field(_ints)
-    reason = Field(text)
+    devices = Field(read.ints)
+    reason = Field(read.text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,8 +228,8 @@ class LeftoverRecord(Record):
     """Processes a run's tests left behind, found when the tests were over or on exit."""
 
     type_name: ClassVar[str] = "leftover"
-    when = Field(text)
-    processes = Field(_processes)
+    when = Field(read.text)
+    processes = Field(read.processes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,8 +237,10 @@ class SessionRecord(Record):
     """How a pytest session ended early: ``-x``/``--maxfail``, or tests the deadline held back."""
 
     type_name: ClassVar[str] = "session"
-    stopped = Field(text)
-    deadline_held_back = Field(_flag)
+    stopped = Field(read.text)
+    collected = Field(read.int_)
+    finished = Field(read.int_)
+    deadline_held_back = Field(read.flag)
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,9 +248,21 @@ class CoverageRecord(Record):
     """The run's coverage settings (``event: run``), a measured process, or its end."""
 
     type_name: ClassVar[str] = "coverage"
-    event = Field(text)
-    label = Field(text)
-    pid = Field(_int)
+    event = Field(read.text)
+    # run
+    root = Field(read.text)
+    data_dir = Field(read.text)  # relative to the report's folder
+    sources = Field(read.strings)
+    reports = Field(read.list_)
+    context = Field(read.opt_text)
+    fail_under = Field(read.float_)
+    config = Field(read.opt_text)
+    branch = Field(read.flag)
+    # process, ended
+    label = Field(read.text)
+    pid = Field(read.int_)
+    data_file = Field(read.text)
+    why = Field(read.opt_text)  # ended: null when it ended by itself
 
 
 @dataclass(frozen=True, slots=True)

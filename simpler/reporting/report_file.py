@@ -14,7 +14,7 @@ import fcntl
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +45,7 @@ __all__ = [
     "write_record",
 ]
 
-SCHEMA = 1
+SCHEMA = records.SCHEMA
 DEFAULT_REPORT = Path(".simpler") / "report.jsonl"
 RECORD_TYPES = tuple(records.RECORD_TYPES)
 
@@ -92,10 +92,10 @@ def make_record(record_type: str, **fields: Any) -> dict[str, Any]:
 
 def write_record(path: str | os.PathLike[str], record: Record) -> None:
     """Append a typed record: how simpler's own writers write (``append`` takes a dict)."""
-    append(path, record.to_dict())
+    append(path, record.raw)
 
 
-def append(path: str | os.PathLike[str], record: dict[str, Any]) -> None:
+def append(path: str | os.PathLike[str], record: Mapping[str, Any]) -> None:
     """Append ``record`` as one line; safe against any number of concurrent writers."""
     line = (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode()
     target = Path(path)
