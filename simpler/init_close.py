@@ -4,7 +4,7 @@ and ``close()``.
 From what such a worker can tell it gives the rest of the lifecycle's runner (``probe()``
 "not known bad", ``force_reset()`` a reopen, ``unusable`` after a device error seen through
 it, ``finalize()`` that error's rc, ``close()`` at most once) and forwards every other
-attribute to the worker. The contract in full: docs/writing_tests.md, InitCloseRunner.
+attribute to the worker (docs/writing_tests.md, "Plugging in your runtime").
 """
 
 from __future__ import annotations

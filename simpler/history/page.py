@@ -3,7 +3,7 @@ failed attempts failed, and what the selection would have missed in shadow runs.
 
 Pure: scores, strips, attribution counts and shadow misses in, one self-contained HTML file
 out. It loads nothing (inline style, a Content Security Policy that forbids every fetch) and
-reads as text without JavaScript or colour (docs/history.md, ``simpler history html``).
+reads as text without JavaScript or colour (docs/history.md, "Reading it").
 """
 
 from __future__ import annotations

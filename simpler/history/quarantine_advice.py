@@ -3,7 +3,7 @@
 ``--suggest`` names flaky tests (never broken, never device-sensitive) at or above
 ``--threshold`` over ``--min-runs`` runs that no entry covers yet; ``--release`` the entries
 whose tests passed their last ``--passes`` runs across ``--runners`` runner labels. Both only
-print; ``--write`` adds or removes whole ``[[quarantine]]`` blocks (docs/history.md, Quarantine).
+print; ``--write`` adds or removes whole ``[[quarantine]]`` blocks (docs/history.md).
 """
 
 from __future__ import annotations

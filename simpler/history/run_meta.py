@@ -3,7 +3,8 @@
 From the import's environment (the commit, branch and runner the caller names, else GitHub
 Actions' variables, else git, else the host name) and the run's own records (its platform,
 times, per phase the starts, ends and return codes that decide whether it is complete, a
-shadow run's decision). Phases are kept per source report file (docs/history.md, run_phases).
+shadow run's decision). Phases are kept per source report file (docs/history.md, "What is
+in the file").
 """
 
 from __future__ import annotations
