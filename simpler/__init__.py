@@ -1,11 +1,9 @@
 """simpler: a test orchestrator for device (NPU/GPU) test suites.
 
-Importing the package is cheap: the C++ runner (and cppyy) load only when a
-device is opened, through ``simpler.runner``.
-
-PYTEST_DONT_REWRITE: pytest rewrites the asserts of a plugin's package, and warns when the
-package was imported first, as it is in the warm process that simpler's children fork from;
-simpler's own asserts are invariants, not test assertions, and need no rewriting.
+Importing the package is cheap: the C++ runner (and cppyy) load only when a device is
+opened, through ``simpler.runner``. PYTEST_DONT_REWRITE: simpler's asserts are invariants,
+not test assertions, and pytest would warn that the package was imported before it could
+rewrite them (as it is in the warm process children fork from).
 """
 
 from simpler.errors import DeviceRuntimeError, GoldenMismatch

@@ -1,27 +1,10 @@
 """``InitCloseRunner``: a runner for simpler's lifecycle over a worker that has only ``init()``
 and ``close()``.
 
-simpler's lifecycle drives a project's runner through ``init()``, ``probe()``,
-``force_reset()``, ``finalize()``, ``close()`` and ``unusable`` (the
-``pytest_simpler_create_runner`` hook). Many teams' device workers (a nanobind class, plain
-Python) have only the first and the last; this base gives the rest from what such a worker
-can tell:
-
-- ``init()`` opens the worker: ``open_worker()`` (the project's part) returns it initialized.
-- ``probe()`` is "not known bad": True while a worker is open and no device error has been
-  seen through this runner. It runs nothing on the card.
-- ``force_reset()`` closes the worker and opens a new one in place; a reopen that raises is
-  a reset that did not take (the lifecycle tries again, then poison-skips).
-- ``unusable`` is set by a device error seen through this runner (a call forwarded to the
-  worker, or ``open_worker()``, that raised one) and cleared by a reopen.
-- ``finalize()`` is 0 when no device error is known, else that error's rc; it closes nothing.
-- ``close()`` closes the open worker at most once, however often it is called.
-
-Which exceptions are device errors: a ``simpler.DeviceRuntimeError``, and whatever the
-project's ``pytest_simpler_device_error`` hook translates into one (the plugin hands this
-runner that translation when the project's ``pytest_simpler_create_runner`` returns it).
-Any other attribute (``run``, ``register``, ...) is the worker's own, forwarded; a call
-through it that raises a device error marks the runner unusable and raises unchanged.
+From what such a worker can tell it gives the rest of the lifecycle's runner (``probe()``
+"not known bad", ``force_reset()`` a reopen, ``unusable`` after a device error seen through
+it, ``finalize()`` that error's rc, ``close()`` at most once) and forwards every other
+attribute to the worker (docs/writing_tests.md, "Plugging in your runtime").
 """
 
 from __future__ import annotations
@@ -44,22 +27,9 @@ class InitCloseRunner:
     """The lifecycle's runner over a worker with only ``init()`` and ``close()``.
 
     Subclass it and override ``open_worker`` (and ``close_worker`` when closing is not
-    ``worker.close()``), or pass ``open_worker=`` a function; for instance::
-
-        class StRunner(simpler.InitCloseRunner):
-            def __init__(self, platform, runtime, device):
-                super().__init__()
-                self.platform, self.runtime, self.device = platform, runtime, device
-
-            def open_worker(self):
-                worker = StWorker(self.device)
-                worker.init(self.platform, self.runtime)
-                return worker
-
-        def pytest_simpler_create_runner(platform, runtime, device):
-            return StRunner(platform, runtime, device)
-
-    ``worker.run(...)`` in a test then reaches ``StWorker.run`` through this runner.
+    ``worker.close()``), or pass ``open_worker=`` a function that returns the worker
+    initialized; ``worker.run(...)`` in a test then reaches the worker's ``run`` through this
+    runner (an example: docs/writing_tests.md, "Plugging in your runtime").
     """
 
     def __init__(self, open_worker: Callable[[], Any] | None = None) -> None:

@@ -1,14 +1,9 @@
 """Registrations for this project's own scene tests, read from their ``device_count`` markers.
 
-The test files are parsed with ``ast``, never imported: importing them would pull in
-pytest collection, numpy and the device runner, and ``simpler capacity`` must start fast
-without a device. A test is a ``test*`` function at module level or in a ``Test*`` class
-(pytest's defaults); its device count is the closest ``pytest.mark.device_count(n)``
-(function, then class, then module ``pytestmark``), or 1 without one. The marker's
-``est=`` keyword, when given, is the test's estimated time in seconds.
-
-The one exception: a path whose ``conftest.py`` sizes its tests with the
-``pytest_simpler_device_count`` hook is collected through pytest (``collect_pytest``).
+The test files are parsed with ``ast``, never imported, so that ``simpler capacity`` starts
+fast without a device: a test's count is the closest ``device_count(n)`` (function, class,
+module), else 1, and ``est=`` its seconds. A path whose ``conftest.py`` sizes its tests with
+the ``pytest_simpler_device_count`` hook is collected through pytest (``collect_pytest``).
 """
 
 from __future__ import annotations

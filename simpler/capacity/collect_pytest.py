@@ -1,16 +1,10 @@
 """Registrations through pytest's own collection, for a suite whose conftest sizes its tests.
 
-A project that answers device counts from a ``pytest_simpler_device_count`` hook in a
-``conftest.py`` (a ``CASES`` table, a class attribute) has no marker for ``ast`` to read,
-so ``collect`` hands such a path here: the same up-front collection ``simpler run`` starts
-(``simpler.orchestrator.collection``: pytest with the project's conftests and simpler's
-plugin, ``--collect-only``, no device touched) lists every test with the count its hook or
-marker gives. A registration is then a collected test (each parametrized case its own); an
-L2 test (no count) is a 1-device scene test, as in the ``ast`` reading.
-
-Which paths: one with a ``conftest.py`` that defines the hook, in the path's own folder or
-one above it (up to the folder holding the project's ini file), or in one below a folder
-given. A hook from an installed plugin is not seen; ``ast`` reads such a path.
+A path with a ``conftest.py`` that defines ``pytest_simpler_device_count`` (in its folder or
+above, up to the ini file's, or below a folder given) is collected by ``simpler run``'s
+up-front collection (``simpler.orchestrator.collection``, no device touched): each collected
+test is a registration, an L2 test a 1-device one. A hook from an installed plugin is not
+seen (docs/reference.md, "A suite sized by a hook").
 """
 
 from __future__ import annotations

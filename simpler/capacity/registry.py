@@ -1,12 +1,9 @@
 """Read and validate a registry file: a JSON list, or JSON Lines, of registrations.
 
-Each registration is an object ``{"filename", "backend", "suite", "est_time", "nightly",
-"disabled"}``. ``filename``, ``backend`` and ``est_time`` are required; ``nightly`` defaults
-to false and ``disabled`` to null. ``suite`` may be empty, null or missing: real registries
-have such entries (sglang's disabled NPU tests carry ``suite=""``), so they are kept as
-unsized registrations and named in one warning. Other fields are ignored, since large CI
-registries export more than the report needs. An entry that cannot be read is an error
-naming the file and the entry; with ``lenient`` it becomes a warning and is skipped.
+Each registration is ``{"filename", "backend", "suite", "est_time", "nightly", "disabled"}``:
+``filename``, ``backend`` and ``est_time`` required, a suite-less entry kept unsized and warned
+of, other fields ignored. An unreadable entry is an error naming the file and the entry, a
+skipped warning with ``lenient`` (docs/reference.md, "Capacity from a real registry").
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """Which processes were to write coverage, and what became of each one's data.
 
-Three kinds of ``coverage`` record say it, whoever wrote them:
-
-- ``run``: a ``simpler run`` measured with coverage (its root, where its data lies, the
-  options asked for);
-- ``process``: a pytest process that measured itself (its label, pid and data file), written
-  as it starts;
-- ``ended``: how a process the run started ended (the orchestrator for its children, the
-  xdist controller for a worker that crashed), ``why`` None when it ended by itself.
-
-A data file is claimed by the process whose pid its name carries; the files nobody claims
-were written by processes the tests started. A process with no file is lost; one that was
-killed or crashed but saved is partial.
+From the ``coverage`` records (``run``: the measured run; ``process``: a pytest process that
+measured itself, as it starts; ``ended``: how a process the run started ended, ``why`` None
+when by itself). A data file is claimed by the process whose pid its name carries, unclaimed
+files are the tests' own processes'; a process with no file is lost, one killed or crashed
+that saved is partial (docs/coverage.md, "What the summary says").
 """
 
 from __future__ import annotations

@@ -2,10 +2,8 @@
 same pytest-cov spellings after ``--``, which simpler takes out of the pytest args itself so
 that no child ever sees them (each would write a ``.coverage`` over the others').
 
-pytest-cov's meanings are kept: ``--cov`` without a value measures what the coverage config
-says (everything, without one); ``--cov X`` takes the next argument as a source unless it is
-an option; ``--cov-report`` may be given several times, ``KIND[:PATH]``; ``--cov-branch``
-measures branches; ``--no-cov`` turns it all off.
+pytest-cov's meanings are kept (docs/coverage.md, "Coming from pytest-cov"): ``--cov X`` takes
+the next argument as a source unless it is an option.
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """The plan of a CI matrix: which runner class each unit goes to, and how many jobs a class
 needs to finish within the target (docs/fleet.md, "Plan").
 
-Pure and deterministic: the same units, classes and target give the same plan, byte for
-byte, whatever order the units came in. The rules:
-
-- every unit (a Resource job, an L2 file, a registration of an N-device suite) goes to the
-  smallest class with at least its device count, or to the class its own marker names
-  (which must fit it);
-- within a class, the units are dealt into the fewest jobs whose simulated wall
-  (job_estimate.py: the start-up of a run, then per phase its start-up and the Resource
-  scheduler's own dry run on the runner's devices) meets the target: longest unit first,
-  each to the job with the least work per device so far. With ``jobs`` fixed per class
-  instead of a target, that many jobs;
-- then units leave the slowest job while that lowers it (rebalance.py), an L2 file for a
-  job of a larger class too, where its idle devices finish it sooner.
+Pure and deterministic, whatever order the units came in. Each unit goes to the smallest
+class that fits it (or the class its marker names); a class's units are dealt longest first
+into the fewest jobs whose simulated wall (``job_estimate.py``) meets the target, or ``jobs``
+per class; then units leave the slowest job while that lowers it (``rebalance.py``).
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The units of a collected suite, for the plan: each L2 file (one device, the file's tests
 run together) and each Resource test (its own device count), with the time to plan on.
 
-Where a time comes from, best first: the durations file (``simpler history durations``,
-a file's ``file:PATH`` key or the sum of its tests' keys, a Resource test's node id), then
-the test's own estimate (a Resource test's ``est_s`` marker), then the count of its tests
-times the defaults ``--shard`` balances on (a second an L2 test, 30 s a Resource test): a
-cold start plans on something, and says so.
+A time comes from the durations file, else the test's own estimate (``est_s``), else the
+count of its tests times the defaults ``--shard`` balances on (docs/fleet.md, "Times").
 """
 
 from __future__ import annotations

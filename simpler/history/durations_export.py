@@ -1,24 +1,9 @@
 """``simpler history durations --out F``: the learned-durations file, from every run the
 history holds instead of from one machine's runs alone.
 
-The file is the scheduler's own format (``simpler.scheduler.durations``): per key,
-``{"seconds": S, "samples": [...], "count": N}`` with the last ``KEPT_SAMPLES`` samples,
-oldest first, and ``seconds`` their median, so the scheduler's estimates, ``--shard-durations``
-and a CI matrix plan read it as they read a file ``simpler run`` wrote. Keys:
-
-- a node id: the duration of each run's passing attempt of the test (passed, recovered,
-  flaky); a failed attempt stopped at an arbitrary point and says nothing of a pass;
-- a Resource label (``attempts.label``) that is no node id: the sum of its tests' passing
-  durations in each run, as a child running them takes that long;
-- ``file:PATH``: the sum of the L2 attempts' durations of a test file in each run, what the
-  L2 phase records for ``--shard`` to balance files on (it counts failed tests too: they
-  took that time in the shard);
-- ``startup:l2``: what the L2 phase took beyond its tests' time spread over the devices they
-  ran on (the pooled workers starting, loading the runner, ending): what a matrix plan adds
-  to each job that has L2 files (``simpler plan``).
-
-A run gives a key at most one sample. The file is replaced atomically: a reader never sees
-half of it.
+The scheduler's own format (``simpler.scheduler.durations``), keyed by node id, Resource
+label, ``file:PATH`` and ``startup:l2`` (what each key counts: docs/history.md, "Reading
+it"). A run gives a key at most one sample; the file is replaced atomically.
 """
 
 from __future__ import annotations

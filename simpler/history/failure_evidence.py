@@ -1,12 +1,9 @@
 """What the scores need beyond counts, for the tests that failed by their own fault only.
 
-Flips, same-commit flips, the last failure and where the failures fell all need a test's
-runs in order, which a count cannot give. Walking every test's runs would cost a row per
-(run, test), a million for a long history; instead this starts from the test's unusual runs
-(``simpler.history.unusual_runs``, already read) and looks up a test's own rows only where
-it needs them: its runs when it missed some of the window, and where its passes ran when
-all its failures fell on one card. Any run of the test that is not unusual is a plain pass,
-so "passed on another run of this commit" needs no look-up.
+Flips, same-commit flips, the last failure and where the failures fell, from the test's
+unusual runs (``simpler.history.unusual_runs``, already read) and a look-up of its own rows
+only where needed (docs/history.md, "Why it stays fast"): a run that is not unusual is a
+plain pass.
 """
 
 from __future__ import annotations

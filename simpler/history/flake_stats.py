@@ -1,8 +1,8 @@
 """The arithmetic of a test's scores: its interval, its flips, where its failures fell, its state.
 
-Pure functions of counts and positions, so that each rule the scores' docstring states is
-one function a test can pin down without a database (``simpler.history.scores`` gathers
-the numbers, this module judges them).
+Pure functions of counts and positions, so that each rule of the scores (docs/history.md,
+"How the scores are counted") is one function a test can pin down without a database
+(``simpler.history.scores`` gathers the numbers, this module judges them).
 """
 
 from __future__ import annotations
@@ -78,17 +78,10 @@ def concentrated_place(
 ) -> str | None:
     """The one place where all of a test's own failures fell, when that is no coincidence.
 
-    ``failure_places``: the place (a card, a runner label) of each failure of the test's
-    own, ``None`` where unknown; ``failing_runs``: how many runs those failures fell in;
-    ``spread``: the test's runs per place, failing runs included.
-
-    A place is returned when (1) there are at least :data:`MIN_CONCENTRATED_FAILURES`
-    failing runs, (2) every failure fell on that one known place, (3) the test also ran on
-    another place, and (4) so many failures would all fall on one place by luck less often
-    than :data:`CHANCE_LIMIT`. Without (3) a test that only ever runs on card 0 would be
-    "sensitive" to card 0; without (4) two failures of a flaky test on eight cards would
-    share a card one time in eight by luck alone. Failing *runs* count, not attempts: a
-    retry on the same card in the same run is not a second, independent draw.
+    ``failure_places``: each failure's place (a card, a runner label), ``None`` where
+    unknown; ``failing_runs``: the runs they fell in; ``spread``: the test's runs per place.
+    Needs :data:`MIN_CONCENTRATED_FAILURES` failing runs, all on one known place, runs
+    elsewhere too, and below :data:`CHANCE_LIMIT` by luck (docs/history.md, Device-sensitive).
     """
     places = set(failure_places)
     if failing_runs < MIN_CONCENTRATED_FAILURES or len(places) != 1:

@@ -1,14 +1,9 @@
 """The history as one page to look at: the flaky table, each test's strip of runs, why
 failed attempts failed, and what the selection would have missed in shadow runs.
 
-One job: scores, strips, attribution counts and shadow misses in, one self-contained HTML
-file out. The page
-is opened from a CI artifact, often offline and long after the run, so it loads nothing: no
-server, no CDN, no font or script from anywhere; the style is inline and a Content Security
-Policy forbids every fetch, so a later edit cannot quietly add one. Everything a person must
-read is text in the HTML (each strip cell carries its mark letter, not only a colour), so the
-page reads with JavaScript off, without colour, and as plain text; the few lines of script
-only add a filter box. Pure: no files, no database.
+Pure: scores, strips, attribution counts and shadow misses in, one self-contained HTML file
+out. It loads nothing (inline style, a Content Security Policy that forbids every fetch) and
+reads as text without JavaScript or colour (docs/history.md, "Reading it").
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Read many report files on every core while one process writes the database.
 
-Reading a report (parsing each line, attributing each failure) costs more than storing it,
-and SQLite takes one writer at a time: a backfill of a long history (``simpler history
-import reports/*.jsonl``) reads its files in worker processes, a few ahead of the writer,
-and the writer stores them in the order given, so the result is the import the files would
-get one at a time. A single file, or a machine with one core, is read in this process: a
-pool would only add its start-up.
+Reading a report costs more than storing it, and SQLite takes one writer at a time: a
+backfill's files are read in worker processes, a few ahead of the writer, which stores them
+in the order given (the import the files would get one at a time). A single file, or one
+core, is read in this process: a pool would only add its start-up.
 """
 
 from __future__ import annotations

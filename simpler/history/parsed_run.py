@@ -1,12 +1,9 @@
 """One run's records from one source (a report file), as the reader hands them to the writer.
 
-:class:`RunPart` collects the records while a file is read, attributing each failure as it
-streams past. :meth:`RunPart.finish` turns it into a :class:`ReadRun`: the attempt rows,
-sorted in the attempts table's key order and split by the columns they fill, and the run's
-verdicts, all as if the run's report were complete. That is what the writer binds as it is,
-it is cheap to send from a reading process to the writing one, and the writer only redoes
-the causes and the verdicts in the rare case that the database knows the run to be
-incomplete or holds other parts of it.
+:class:`RunPart` collects the records, attributing each failure as it streams past;
+:meth:`RunPart.finish` makes a :class:`ReadRun`: attempt rows sorted in the table's key
+order and split by the columns they fill, and verdicts as if the report were complete. The
+writer redoes causes and verdicts only when the run is incomplete or has other parts stored.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """``simpler history prune --before DATE``: forget the runs that started before a date.
 
-The history otherwise only grows: a renamed or removed test ages out of every window, but
-its rows stay. Pruning removes whole runs, with their attempts, verdicts and phases (and a
-shadow run's selection: ``delete_runs``), in one transaction: a prune that is killed removes
-nothing, and a reader never sees a run without its verdicts. The write-ahead log is then
-truncated, so the space the deleted pages held is reused; giving it back to the file system
-is ``VACUUM``, which rewrites the whole file and is the caller's choice (``--vacuum``).
-
-A run with no start time is judged by when it was imported, so that it too ages out.
+Whole runs (attempts, verdicts, phases, a shadow run's selection: ``delete_runs``) go in one
+transaction: a killed prune removes nothing. A run with no start time is judged by when it
+was imported. The WAL is then truncated; ``VACUUM`` (``--vacuum``) is the caller's choice,
+as it rewrites the whole file (docs/history.md, "Reading it").
 """
 
 from __future__ import annotations

@@ -1,19 +1,9 @@
 """``simpler history quarantine --suggest | --release [--write]``: what the scores call for.
 
-``--suggest`` names the tests to quarantine: state ``flaky`` (never ``broken``: a test that
-fails every run needs a fix, not a loan; never ``device-sensitive``: its failures follow a
-card or a runner), a flake rate at or above ``--threshold`` over at least ``--min-runs``
-runs, and no entry of the file covering it yet. Only test-caused failures count, so a victim
-of another test's device fault is never suggested.
-
-``--release`` names the entries each of whose tests has passed its last ``--passes`` runs in
-a row (runs where the test was skipped or failed by the device or the infrastructure say
-nothing and are stepped over), those runs spanning at least ``--runners`` runner labels, or
-every label the window holds when it holds fewer. An entry whose tests the window never ran
-stays.
-
-Both print what they would do; ``--write`` applies it to the file, adding or removing whole
-``[[quarantine]]`` blocks and leaving every other line as it was.
+``--suggest`` names flaky tests (never broken, never device-sensitive) at or above
+``--threshold`` over ``--min-runs`` runs that no entry covers yet; ``--release`` the entries
+whose tests passed their last ``--passes`` runs across ``--runners`` runner labels. Both only
+print; ``--write`` adds or removes whole ``[[quarantine]]`` blocks (docs/history.md).
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """What the history stores about a run besides its tests: where it ran and how its phases went.
 
-Two sources:
-
-- the environment of the import: the commit, branch and runner the caller names, else GitHub
-  Actions' variables, else git where the import runs inside a work tree, else the host name;
-- the run's own records: its platform, its first and last times, per phase the starts,
-  ends and return codes it holds, which decide whether the run's report is complete, and in
-  a shadow run the selection's decision.
-
-A run's phases are kept per *source* (one report file's share of the run, named by its first
-record of the run), so that shards imported one at a time add up instead of forgetting each
-other, and a file imported again only raises its own counts.
+From the import's environment (the commit, branch and runner the caller names, else GitHub
+Actions' variables, else git, else the host name) and the run's own records (its platform,
+times, per phase the starts, ends and return codes that decide whether it is complete, a
+shadow run's decision). Phases are kept per source report file (docs/history.md, "What is
+in the file").
 """
 
 from __future__ import annotations

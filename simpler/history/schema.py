@@ -1,31 +1,9 @@
 """The history database: its tables, its version, and how it is opened.
 
-One SQLite file (stdlib ``sqlite3``), written by ``simpler history import`` and by
-``simpler run --history``. WAL lets readers (``flaky``, ``html``) run beside an import, and
-the busy timeout lets two CI jobs import at once: the second waits for the first's
-transaction instead of failing. The schema version is ``PRAGMA user_version``; a database
-written by a newer simpler is refused rather than misread.
-
-Tables (docs/design.md, "The history store"):
-
-- ``runs``: one row per run id, with where it ran and whether its report was complete;
-- ``attempts``: one row per test record (and per record standing for one: a poison-skip
-  registration, a failed child with no test record), with the cause of a failure;
-- ``verdicts``: one row per (run, test), the test's final outcome in that run, kept by
-  the importer in step with ``attempts``;
-- ``suite_tests``: the node ids of each distinct suite, named by ``runs.suite``;
-- ``run_phases``: what the importer needs to tell a complete run from an incomplete one
-  across imports, and how long each phase took (the L2 phase's start-up a matrix plan adds
-  to each job with L2 files is read from it).
-
-- ``impact_maps``, ``impact_blocks``, ``impact_tests``: the impact map of each commit and
-  environment (``simpler.impact.store``).
-- ``affected_runs``, ``affected_selected``: the selection's decision in each shadow run
-  (``simpler run --affected-shadow``), which its verdicts count the misses of
-  (``shadow_rows.py``, ``shadow_misses.py``).
-
-Schema 2 added ``run_phases.duration_s``, schema 3 the impact map's tables, schema 4 the
-shadow runs' decisions; an older file gains them when it is opened.
+One SQLite file (stdlib ``sqlite3``) in WAL mode with a busy timeout, so that readers run
+beside an import and a second import waits for the first. The schema version is ``PRAGMA
+user_version``: an older file gains the newer tables when opened, a newer one is refused.
+The tables: docs/design.md, "The history store"; what each is for: docs/history.md.
 """
 
 from __future__ import annotations

@@ -1,52 +1,9 @@
 """Flake scores: per test, over a window of runs, how often it failed by its own fault.
 
 ``simpler history flaky`` prints these; the quarantine's suggestions and the page read them.
-The definitions below are the contract a team reads the table by. Every count is over the
-runs of the window (``simpler.history.window``) in which the test has a verdict, and a
-failure's cause is the one the importer attributed to the failed attempt (docs/design.md):
-
-- ``runs``: those runs.
-- ``passed``: runs whose final verdict is green and says the test ran: passed, recovered,
-  flaky, xfailed, xpassed. A skipped run is neither a pass nor a failure.
-- ``failed_test``: runs with at least one failed attempt whose cause is ``test``, whatever
-  the final verdict: a flaky run (failed, then passed on retry) counts here and in passed.
-- ``failed_device``: runs with a device-attributed failed attempt and no test-caused one.
-- ``failed_infra``: runs with an infra-attributed failed attempt and neither of the others
-  (every failure of an incomplete run is infra).
-- ``pass_on_retry``: runs whose verdict is ``flaky``: a failure of its own, then a pass.
-- ``same_commit_flips``: commits on which the test had both a run with a failure of its own
-  and a run that passed without one. A single run that failed and passed on retry is a
-  ``pass_on_retry``, not a flip across runs.
-- ``flip_rate``: changes between consecutive runs (by start time) of "failed by its own
-  fault" vs not, over ``runs - 1``; 0 below two runs. Device, infra and skipped runs count
-  as not failed. A test broken once and then fixed flips once; a flaky one flips often.
-- ``flake_rate``: ``failed_test`` over the runs that say something about the test: those in
-  which it passed or failed by its own fault. Skipped runs, and runs it failed only by a
-  device or infra fault, are left out of both sides, so a storm of device faults neither
-  dilutes nor inflates a test's rate. ``flake_rate_low``/``_high``: the Wilson 95% interval
-  (``simpler.history.flake_stats``); [0, 1] when no run says anything.
-- ``state``: ``stable`` when it has no failure of its own (failures attributed only to
-  devices and infrastructure leave a test stable); ``broken`` when it failed by its own
-  fault and never passed in the window; ``device-sensitive`` when all its own failures (at
-  least 2 failing runs) fell on one card (runner label + device id) or on one runner label,
-  while it also ran elsewhere, and that many failures would land on one place by luck less
-  than 5% of the time (``flake_stats.concentrated_place``); ``flaky`` otherwise.
-- ``last_failure``: the latest run with a failure of its own: its run id, commit, and the
-  message of its last failed attempt of that cause.
-- ``devices``: the cards (``RUNNER/devN``) its own failures fell on.
-
-Tests with fewer than ``min_runs`` runs are left out. The list is sorted by flake rate,
-then the interval's upper bound (the less evidence, the higher), both descending, then
-node id.
-
-The heavy part is SQL and never reads the million verdict rows of a long history: the runs
-per test come from the suites the window's runs had (:data:`PRESENCE_SQL`,
-``simpler.history.suites``), and every other count from the ~1% of (run, test) pairs that are
-not a plain pass (``simpler.history.unusual_runs``), which also hold what flips, same-commit
-flips, the last failure and where failures fell need (``simpler.history.failure_evidence``,
-for the tests that failed by their own fault only). :data:`SCORES_SQL` is the whole table as
-one statement, the query a person would type into ``sqlite3``: the benchmark's baseline, and
-a unit test holds it to the same numbers.
+Each column, the states and the order are defined in docs/history.md, "How the scores are
+counted", with why the heavy part is SQL over suites and unusual runs. :data:`SCORES_SQL` is
+the whole table as one statement: the benchmark's baseline, held by a test to the same numbers.
 """
 
 from __future__ import annotations

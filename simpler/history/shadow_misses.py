@@ -1,11 +1,9 @@
 """How often the selection would have missed a failure: the shadow runs' decisions
 (``affected_runs``, ``affected_selected``, kept by ``shadow_rows.py``) against their verdicts.
 
-The figure a team watches before it trusts ``--affected-since``: over the newest shadow runs
-of the window, how many tests failed and how many of those the selection left out. A failure
-is what the run's summary names as one: a final verdict that is not green and not
-quarantined (a quarantined failure gates nothing, so leaving it out misses nothing). A
-decision that selected every test (a ``run_all`` rule) misses nothing.
+Over the newest shadow runs of the window: a failure is a final verdict that is neither green
+nor quarantined; a decision that selected every test misses nothing (docs/affected.md,
+Shadow mode).
 """
 
 from __future__ import annotations

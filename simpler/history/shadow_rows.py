@@ -1,13 +1,9 @@
 """A shadow run's selection in the history (``affected_runs``, ``affected_selected``).
 
-``simpler run --affected-since REV --affected-shadow`` decides which tests a change can
-break, then runs every test: its verdicts say which failures the selection would have
-missed. The importer keeps the decision here, in the run's own transaction, and
-``shadow_misses.py`` counts the misses from it.
-
-Idempotent and order-free, as the rest of the import: the run's row is upserted (the later
-import's decision wins) and its selected tests are a union, so shards of one run, each
-carrying the decision of the whole suite, and a report imported twice leave the same rows.
+The importer keeps the decision of ``simpler run --affected-since REV --affected-shadow``
+here, in the run's own transaction; ``shadow_misses.py`` counts the misses from it.
+Idempotent and order-free: the run's row is upserted (the later import's decision wins) and
+its selected tests are a union, so shards and a repeated import leave the same rows.
 """
 
 from __future__ import annotations

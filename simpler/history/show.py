@@ -1,20 +1,9 @@
 """``simpler history show NODEID``: one test's runs as a strip of marks, oldest to newest,
 and the commits where it flipped.
 
-A mark a run, one character so that a hundred runs fit a terminal line:
-
-- ``.`` passed, with no failed attempt;
-- ``R`` ended green after a failed attempt of its own (a recovered or flaky verdict);
-- ``F`` failed by its own fault (a test-caused failed attempt, a verdict that is not green);
-- ``Q`` the same, while quarantined (the failure did not gate);
-- ``D`` failed, attributed to the device (no failure of its own), recovered or not;
-- ``I`` failed, attributed to infrastructure (no failure of its own, none of the device's);
-- ``s`` skipped.
-
-A failure of its own outranks a device or infra failure in the same run, as in the scores.
-A flip is a change between a pass (``.`` ``R``) and a failure (``F`` ``Q``); ``D``, ``I`` and
-``s`` runs say nothing about the test and are stepped over, so a device fault between two
-passes is no flip.
+The marks (``.`` ``R`` ``F`` ``Q`` ``D`` ``I`` ``s``), which outranks which in one run, and
+what a flip is: docs/history.md ("Reading it", "The strip"). ``D``, ``I`` and ``s`` runs say
+nothing about the test: a device fault between two passes is no flip.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """Which tests each run had, stored once per distinct suite instead of indexed per run.
 
-The scores need, per test, the number of runs of the window it ran in. Counting that from
-the verdicts needs them in node id order: an index by node id, which every import would
-update at one random place per test (a run of 5,000 tests rewrites thousands of pages of
-it). Runs of one project mostly collect the same tests, so each run names its suite (a
-hash of its sorted node ids) and a suite's tests are stored the first time it is seen:
-the count is then the window's runs per suite, spread over that suite's tests.
-
-A run stored in shards names the suite of the tests stored so far, and a new one as more
-arrive; a suite no run names any longer is counted by no window and stays until ``simpler
-history prune`` drops it (deleting it at once could race an import adding it on a server).
+A run names its suite (a hash of its sorted node ids); a suite's tests are stored the first
+time it is seen, and a test's runs are the window's runs per suite (docs/history.md, "Why it
+stays fast"). A run stored in shards names a new suite as more tests arrive; a suite no run
+names stays until ``simpler history prune`` (deleting it at once could race an import).
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """Which runs a history reader looks at: the last DAYS, or the last N runs, of one branch.
 
-Shared by the scores, ``show`` and the durations export, so that ``--window``, ``--runs``
-and ``--branch`` select the same runs in every command. The selection is one SQL common
-table expression, ``win``, that the readers' queries start from, so that SQLite filters the
-big tables by run id instead of Python filtering their rows.
-
-Runs are ordered by ``runs.started``, then run id (two runs that started in the same
-second still have one order). A run without a start time sorts oldest: it is the first to
-leave a ``--runs`` window and is never inside a ``--window DAYS`` one.
+One SQL common table expression, ``win``, that every reader's queries start from, so that
+``--window``, ``--runs`` and ``--branch`` select the same runs everywhere. Runs are ordered
+by start time, then run id; a run without a start time sorts oldest (docs/history.md, "The
+window").
 """
 
 from __future__ import annotations

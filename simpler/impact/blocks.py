@@ -1,15 +1,9 @@
 """A Python file's code blocks, the unit the impact map records a test against.
 
-A block is one function or method (its decorators, signature and body; a nested function
-is a block of its own and part of the one around it), or the file's module-level code:
-everything that runs when the file is imported (imports, constants, class bodies, the
-``def`` statements' decorators and defaults). Each block has a
-checksum of its source's syntax tree: comments, blank lines, formatting and docstrings do
-not change it; any change to what the code does does.
-
-``blocks_of(source)`` gives the blocks of a file and the block each line belongs to (the
-innermost function around it, else the module), so the lines a test ran map to the blocks
-it ran.
+A block is one function or method (a nested one is also a block of its own), or the file's
+module-level code: what runs at import. Its checksum is of its syntax tree: comments, blank
+lines, formatting and docstrings do not change it (docs/affected.md, "The map").
+``blocks_of(source)`` gives the blocks and the innermost block of each line.
 """
 
 from __future__ import annotations

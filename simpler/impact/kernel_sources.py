@@ -1,16 +1,9 @@
 """Kernels in the impact map: a device test ran the sources of every kernel it launched.
 
-A test's record names each kernel it launched with the source files its runner library says
-the kernel was built from (runner.h's ``simpler_kernel_sources``). Each source becomes a block
-of the map named ``kernel <name>``, so a test that launched ``softmax`` holds
-``(simpler/runner/simkernels/softmax.h, "kernel softmax")``. Its checksum is the file's text
-without blank lines, ``//`` comment lines and indentation: a change to what the file compiles
-to changes it (a ``/* */`` comment too: C++ is not parsed here, and a selection that runs a
-test too many is safe where one too few is not).
-
-A source outside the checkout is not the project's to select on (the installed package's
-own card, when simpler is not the project under test): it is left out, as coverage's files
-outside the root are.
+Each source a test's record names for a kernel it launched becomes a block ``kernel <name>``,
+checksummed on the file's text without blank lines, ``//`` comment lines and indentation (C++
+is not parsed: one test too many is safe). A source outside the checkout is left out
+(docs/affected.md, "Kernels are blocks too").
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """The impact map of a run: per test, the code blocks it ran, from the run's combined coverage.
 
-A measured run with per-test contexts (``--cov-context test``) names, on each line, every test
-that ran it (``nodeid|run``, ``nodeid|attempt N``), from every process of the run. Each line
-maps to its block (``simpler.impact.blocks``): a test ran a block when it ran any line of it.
-A line that two tests ran names both (the C tracer keeps every context of a line), so both
-tests hold the block.
-
-Files are named relative to the checkout's root, with ``/``; a measured file outside it (an
-installed package) is not the project's to select on and is left out.
+Each line of a run measured with ``--cov-context test`` names every test that ran it
+(``nodeid|run``, ``nodeid|attempt N``); a test ran a block (``simpler.impact.blocks``) when it
+ran any line of it. Files are relative to the checkout's root, with ``/``; a file outside it
+is left out.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """The run's impact map built and kept in a process of its own, beside the report phase's
-combine and report of the run's coverage: coverage.py's analysis of every measured file and
-the map's blocks of the same files take about as long, and on a machine with a free core the
-map then costs the run little more than its coverage does.
+combine and report of the run's coverage, which take about as long (docs/affected.md, "The map").
 
-The child starts with the report phase, given the files the run's processes measured (each
-process's data file names them): it finds their blocks while the coverage is combined and
-analysed. Told the combined data file, it builds the map from it and keeps it, and writes the
-line that says what was kept, or why nothing was.
+It starts with the report phase, finds the blocks of the files the run's processes measured,
+then, told the combined data file, builds the map, keeps it and writes the line that says
+what was kept, or why nothing was.
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """Which tests a change can break, from an impact map, with a reason for every test.
 
-The change is the set of files that differ between the map's commit and the working tree,
-each with its source now (None: deleted). A test is selected when its own file changed, a
-``conftest.py`` on its path changed, it is new (not in the map), or a block it ran changed or
-vanished. Everything else the map cannot see fails closed, in one place: the whole suite
-runs and the rule that said so is named (:attr:`Decision.run_all`):
-
-- a changed file that is none of: Python the map measured, a kernel source the map
-  attributes (one named ``kernel <name>``: the tests that launched that kernel), a test file,
-  a ``non_code`` path; C/C++ no kernel names is said as such;
-- import-time code (a module-level block) that changed in a file the tests import: the map
-  does not attribute what an import does to the tests that follow it;
-- a ``run_all`` path.
-
-A change entirely of ``non_code`` files selects nothing, and says so.
+The change is each file that differs between the map's commit and the working tree, with its
+source now (None: deleted). A test is selected when its file, a ``conftest.py`` on its path or
+a block it ran changed, or it is new; what the map cannot see fails closed, the whole suite
+with the rule named (:attr:`Decision.run_all`); a change of ``non_code`` files only selects
+nothing (docs/affected.md, "The decision").
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """What pytest's own parser makes of each argument on a pytest command line.
 
-``simpler run`` hands a user's pytest arguments to several kinds of process and must know
-which ones select tests, which steer xdist, which load plugins and which are options with
-their values (a conftest's ``--case foo`` included). Only pytest's parser, with every plugin
-and initial conftest loaded, knows: the up-front collection child (``--simpler-args FILE``)
-asks it and writes the answer for the orchestrator, one entry per argument and its values:
-
-    {"start": 4, "args": ["--deselect", "a.py::t"], "calls": [["deselect", ["a.py::t"]]]}
-
-``calls`` are the options argparse applied for those arguments: pytest's name for each
-(its ``dest``) and its values as given. A test path or node id is ``file_or_dir``; an
-argument pytest does not know has no calls.
+The up-front collection child (``--simpler-args FILE``) asks pytest's parser, with every
+plugin and initial conftest loaded, and writes one entry per argument and its values:
+``{"start", "args", "calls"}``, ``calls`` the ``(dest, values)`` argparse applied; a test
+path is ``file_or_dir`` (docs/architecture.md, "What pytest's parser makes of the arguments").
 """
 
 from __future__ import annotations

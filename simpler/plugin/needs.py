@@ -1,16 +1,9 @@
 """What a test needs from simpler: the runtime of its pooled worker and, for a Resource test,
 how many devices; and the listing of it that ``simpler run``'s up-front collection reads.
 
-Each is answered by the project's hook first (``pytest_simpler_runtime``,
-``pytest_simpler_device_count``: ``hookspecs.py``, which says why the hook goes first) and by
-the marker (``runtime(name)``, ``device_count(n, est=, timeout=)``) when no hook answers.
-The hooks are asked through ``item.ihook``, so only the conftests that apply to the test's
-directory answer, and each answer is asked once per test (kept in the item's stash).
-
-A bad answer (a runtime that is not a non-empty string, a device count that is not an int of
-1 or more) or a hook that raises is a ``BadHookAnswer``: one line naming the test and the
-hook. Under ``simpler run`` the up-front collection refuses the run (exit 2, nothing run);
-a plain pytest with simpler active ends as a usage error.
+The project's hook answers first (through ``item.ihook``, once per test), the marker when no
+hook does. A bad answer or a raising hook is a ``BadHookAnswer``: one line naming the test
+and the hook (docs/architecture.md, "What a test needs").
 """
 
 from __future__ import annotations

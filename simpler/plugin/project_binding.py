@@ -1,18 +1,9 @@
 """Where a dispatcher-style project meets simpler: its options, its worker fixture, its loop.
 
-``hooks.py`` calls these at three points of a session with the plugin active:
-
-- ``pytest_cmdline_main`` (:func:`bind_options`): the project's options hold this process's
-  platform and devices before its ``pytest_configure`` (``project_options.py``);
-- ``pytest_configure`` (:func:`bind_project`): simpler's pool serves the project's worker
-  fixture (``served_fixture.py``), and the project's own ``pytest_runtestloop`` is bypassed
-  (``project_loop.py``);
-- ``pytest_collection_finish`` (:func:`collection_problem`): what only a collected suite tells.
-
-A problem is one line naming the ini key, option, fixture or conftest hook. In the up-front
-collection of ``simpler run`` (``--simpler-args``) nothing raises: :func:`binding_problem` is
-written into its answer and ``simpler run`` stops with that line (exit 2, nothing run).
-Elsewhere it is a ``pytest.UsageError``.
+``hooks.py`` calls :func:`bind_options` (``pytest_cmdline_main``), :func:`bind_project`
+(``pytest_configure``) and :func:`collection_problem` (``pytest_collection_finish``). A
+problem is one line; in the up-front collection :func:`binding_problem` is written into its
+answer instead of raised (docs/architecture.md, "A project's own names").
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """simpler is the dispatcher: a project's own ``pytest_runtestloop`` does not dispatch inside
 simpler's processes.
 
-A dispatcher-style project's conftest often has a ``pytest_runtestloop`` that sends its tests
-to child processes of its own (per runtime, per device). Inside a process that simpler runs,
-that would run every test a second time, outside simpler's pool and records. With the plugin
-active, :class:`DispatcherBypass` (registered after the initial conftests) answers the hook
-first and calls, through pluggy's public ``subset_hook_caller``, the loops that would have run
-had the conftests none: pytest's own, or xdist's controller or worker loop. The wrappers around
-the hook (a conftest's included) already wrap this call and run once, as always.
-
-A conftest's loop that runs before simpler's (a ``tryfirst`` one from a conftest registered
-later) cannot be bypassed: :func:`unbypassable_loop` names it, and the run stops with a usage
-error. Inactive, nothing is registered and the project's loop runs as before.
+With the plugin active, :class:`DispatcherBypass` answers the hook first and calls, through
+pluggy's ``subset_hook_caller``, the loops the conftests would have left (pytest's, xdist's).
+A loop that runs before it cannot be bypassed: :func:`unbypassable_loop` names it, a usage
+error (docs/architecture.md, "simpler is the dispatcher").
 """
 
 from __future__ import annotations

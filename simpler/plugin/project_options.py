@@ -1,13 +1,9 @@
 """A dispatcher-style project's own ``--platform`` and ``--device``, set to what simpler gives
 this process.
 
-A project names its options in its ini file (``simpler_platform_option = platform``,
-``simpler_device_option = device``: the name ``config.getoption`` takes). With the plugin
-active, before the project's ``pytest_configure`` runs (the plugin's first
-``pytest_cmdline_main``, which xdist workers run too), they hold the run's platform and the
-devices this process owns: an xdist worker's one device, a Resource child's allocation,
-otherwise every device of the run; in the spec format ``0-1``, ``4,5``. Inactive (a plain
-pytest run) nothing is touched.
+Named by the ini keys ``simpler_platform_option`` and ``simpler_device_option``; with the
+plugin active they hold, before the project's ``pytest_configure``, the run's platform and
+this process's devices in the spec format (docs/architecture.md, "A project's own names").
 """
 
 from __future__ import annotations

@@ -1,19 +1,9 @@
 """simpler's pool serves the project's own worker fixture (ini ``simpler_worker_fixture``).
 
-The L2 tests that use the named fixture are the pooled tests; the value they receive is the
-runner the project's ``pytest_simpler_create_runner`` hook created (for the default name,
-``worker``, simpler's ``PooledWorker`` as always). Two kinds of tests keep the project's own
-definition: those in a directory whose conftest overrides the fixture (pytest's closeness:
-a subdirectory's definition is closer than the root conftest's and than simpler's), and a
-Resource test, which asks one level up, as an overriding fixture that requests its own name
-does (pytest's documented override pattern).
-
-How it wins over the project's root conftest with public pytest only: a plugin's fixture is
-visible session-wide, and among the definitions held by the session the one registered last
-is the closest (pytest 9.2 and later; earlier ones put a conftest's first). The root
-conftest is parsed when the fixture manager starts, in pytest's own ``pytest_sessionstart``;
-:class:`FixtureServer` registers the serving plugin in a ``trylast`` ``pytest_sessionstart``,
-after that and before collection, where each test's fixtures are resolved.
+The pooled tests receive the runner the project's ``pytest_simpler_create_runner`` created;
+a folder whose conftest overrides the fixture, and a Resource test, keep the project's own.
+:class:`FixtureServer` wins over the root conftest by registering last, in a ``trylast``
+``pytest_sessionstart`` (pytest 9.2 and later): docs/architecture.md, "The served fixture".
 """
 
 from __future__ import annotations

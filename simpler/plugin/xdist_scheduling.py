@@ -1,30 +1,10 @@
 """xdist's scope schedulers (``--dist loadfile``, ``loadscope``, ``loadgroup``), crash-safe
-and aware of which workers hold a device.
+and aware of which workers hold a device; loaded only in an xdist controller under ``simpler run``.
 
-After a worker crash, xdist 3.8's ``LoadScopeScheduling`` (found by tracing its controller):
-
-1. puts the crashed test back in the queue, still pending: every replacement runs it again
-   and crashes again, until ``--max-worker-restart`` ends the session;
-2. puts back the dead worker's finished units too: a replacement handed one is sent
-   ``runtests([])``, answers with no event, and is never given work again, while the units
-   left in the queue wait for ever -- the L2 session that never returns;
-3. hands a replacement one unit only; an xdist worker starts a test only once it knows the
-   next one (or is told to stop), so a replacement holding a one-test unit waits for ever
-   (a second way never to return);
-4. may give work to a replacement that is ready but has not collected yet: a ``KeyError``,
-   an INTERNALERROR.
-
-Here the crashed test counts as done (the controller writes its failure; the retry phase
-re-runs it in a fresh process), only unfinished units go back in the queue, a worker gets
-work once it has collected, and it is topped up to two tests or told to stop.
-
-Slots apart from devices: an L2 session of ``simpler run`` may have more xdist workers than
-devices (``-j``), and only some of them hold one (``simpler.plugin.device_assignment``).
-Told which tests use no device (``--simpler-no-device-tests``), the scheduler keeps a scope's
-tests that use none in a unit of their own, sends the units that need a device only to the
-workers that hold one (which take those first: the cards are the scarce slots) and lets any
-worker take the rest. ``--dist load`` and ``worksteal`` get the same routing, a test a unit.
-Loaded only in an xdist controller under ``simpler run``.
+After a crash the crashed test counts as done, only unfinished units go back in the queue, a
+worker gets work once it has collected and is topped up to two tests or told to stop; a unit
+that needs a device goes only to a worker that holds one. What xdist 3.8 does instead, and
+why: docs/architecture.md, "xdist's scheduler, crash-safe and aware of devices".
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """The NVIDIA driver for platform ``cuda``: finding it, building the runner against it, asking it.
 
-The CUDA runner (runner/cuda/cudacard.cpp) calls the driver API directly, so its shared
-library leaves the ``cu*`` symbols to ``libcuda.so.1``, which is loaded here first and
-globally. Without a driver, ``driver_problem()`` says so in one line and nothing else of
-the runner loads. The runner is compiled once per source/header hash into simpler's cache
-with the C++ compiler cppyy already needs, against the ``cuda.h`` of a CUDA toolkit or of
-the ``nvidia-cuda-runtime`` wheel (``pip install 'simpler[cuda]'``); without a compiler,
-cling compiles it in-process instead. Its kernels ship prebuilt (kernels.fatbin), so a
-user's machine never needs nvcc.
-
-``SIMPLER_CUDA_DRIVER`` names another driver library: the tests point it at a fake one.
+``libcuda.so.1`` is loaded first and globally (the runner leaves the ``cu*`` symbols to it);
+without it, ``driver_problem()`` is one line. The runner is compiled once per source hash
+into simpler's cache against a toolkit's or the ``nvidia-cuda-runtime`` wheel's ``cuda.h``;
+its kernels ship prebuilt (docs/gpu.md). ``SIMPLER_CUDA_DRIVER`` names another driver.
 """
 
 from __future__ import annotations

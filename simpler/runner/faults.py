@@ -1,18 +1,9 @@
 """Parse ``SIMPLER_SIM_FAULTS``: the faults the simulated card injects for reproduction and chaos.
 
-Grammar (comma-separated): ``force_reset_fail``, ``drain_false_negative``,
-``init_fail``, and launch faults ``KIND@SELECTOR[#ATTEMPT]``. SELECTOR matches a
-substring of the running test's node id; ATTEMPT (1-based) limits a fault to that
-attempt of the test.
-
-Which kinds a platform injects (``unsupported_on`` names the rest):
-
-- the simulated cards: the three flags, ``launch_fail``, ``hang`` (an op the op-timeout
-  reaps; a force reset heals the card) and ``stuck`` (an op that cannot be stopped in
-  process: the process holding the context must end);
-- ``cuda``: the real fault kernels ``illegal_address``, ``trap``, ``device_assert`` and
-  ``misaligned``, launched in place of the selected test's first launch, and ``hang``,
-  a ``spin`` kernel that outlives the op-timeout (on a GPU nothing stops it in process).
+Comma-separated: the flags ``force_reset_fail``, ``drain_false_negative``, ``init_fail``, and
+launch faults ``KIND@SELECTOR[#ATTEMPT]`` (SELECTOR a substring of the running test's node id,
+ATTEMPT 1-based). Which kinds each platform injects (``unsupported_on`` names the rest):
+docs/design.md, "Injected faults".
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """Load the C++ runner into cppyy, once per process.
 
-The simulated card is compiled to a shared library cached under a key made
-of its sources' hash, so a new process only parses the small headers and
-dlopens the library instead of JIT-compiling the whole simulator. Where no
-C++ compiler is available, cling compiles the sources in-process instead.
-
-Platform ``cuda`` loads the CUDA runner the same way, after the NVIDIA driver
-(runner/cuda_driver.py); it exports its factory under names of its own, so it and the
-simulator can live in one process.
-
-A user with real hardware sets ``SIMPLER_RUNNER_LIBRARY`` (a shared library
-implementing runner.h) and, if their header is not runner.h itself,
-``SIMPLER_RUNNER_HEADER``. The library must report the runner.h ABI it was
-built against; one built against another version is refused with one line.
-That library then runs every platform.
+The simulated card is a shared library cached under its sources' hash (cling compiles it
+in-process where no C++ compiler is found); platform ``cuda`` loads its runner the same way,
+after the driver (``cuda_driver.py``). ``SIMPLER_RUNNER_LIBRARY`` (and ``SIMPLER_RUNNER_HEADER``)
+names a library implementing runner.h that runs every platform; one built against another
+runner.h ABI is refused with one line (docs/reference.md, The device runner).
 """
 
 from __future__ import annotations

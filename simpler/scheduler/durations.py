@@ -1,24 +1,10 @@
 """How long jobs took in earlier runs: the file that feeds the scheduler's estimates.
 
-``.simpler/durations.json`` is one JSON object keyed by node id or label. Each entry is
-``{"seconds": S, "samples": [...], "count": N}`` and may carry ``"at_least_s"``:
-
-- ``samples``: the last :data:`KEPT_SAMPLES` durations of runs that passed, oldest first;
-- ``seconds``: their median, the value the scheduler uses (written for other readers;
-  this module recomputes it from ``samples``);
-- ``count``: how many samples were ever recorded for the key;
-- ``at_least_s``: the longest a timed-out run had gone when it was stopped, kept until
-  the next passing run. It is a lower bound, not a sample: the estimate is never below it.
-
-Why the median of the last five: one slow run on a loaded machine (or one fast run that
-skipped work) moves a mean but not a median, and a real change of a test's duration
-takes over after three runs. A file of the older shape, ``{key: seconds}``, still reads:
-each number is one sample.
-
-Writers take an exclusive ``flock`` on ``durations.json.lock`` beside the file, re-read
-it, merge, and replace it atomically, so two runs recording at once both keep their
-keys. Readers take no lock: a replace is atomic. A missing or damaged file only costs
-estimates, never a run, so it reads as empty.
+``.simpler/durations.json``: per node id or label ``{"seconds", "samples", "count"}`` and
+maybe ``"at_least_s"`` (docs/design.md, "Learned durations"). The estimate is the median of
+the last :data:`KEPT_SAMPLES` passing runs, never below ``at_least_s``. Writers ``flock``
+``durations.json.lock``, merge and replace atomically; readers take no lock; a missing or
+damaged file reads as empty.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Run jobs on real devices: the placement policy decides, this module starts, watches and stops.
 
-The loop is the policy's (``pick``) on the wall clock: start what it picks,
-reap what ended, enforce the per-job and session timeouts, stop early on
-``exit_first`` or a signal to the orchestrator. Whatever happens, every child
-is stopped before ``execute`` returns and every job has a result.
-
-The signal handler only notes the signal; the loop, outside the handler, stops
-every running tree at once (SIGTERM to all, one bounded wait, SIGKILL).
+The loop runs the policy's ``pick`` on the wall clock: start, reap, enforce the per-job and
+session timeouts, stop early on ``exit_first`` or a signal, which the handler only notes
+(the loop stops every tree at once: SIGTERM, one bounded wait, SIGKILL). Every child is
+stopped before ``execute`` returns and every job has a result (docs/running.md, The executor).
 """
 
 from __future__ import annotations

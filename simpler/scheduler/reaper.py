@@ -1,11 +1,9 @@
 """Processes a run left behind: adopted as orphans, found among our descendants, and stopped.
 
-The orchestrator makes itself a *child subreaper* (Linux ``prctl``): a process that a test
-started and abandoned (``start_new_session=True``, a double fork, a daemon) is re-parented
-to the orchestrator instead of init, so it is still one of our descendants when the tests
-are over. :func:`stop_leftovers` then stops every descendant (SIGTERM to all, one bounded
-wait, SIGKILL to the rest) and says what each one was. Only descendants are ever signalled:
-other runs on the host and the user's shell are not ours to stop.
+The orchestrator makes itself a *child subreaper* (Linux ``prctl``), so what a test started
+and abandoned stays our descendant; :func:`stop_leftovers` stops every descendant (SIGTERM,
+one bounded wait, SIGKILL) and says what each was. Only descendants are ever signalled
+(docs/running.md, "Nothing left behind").
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """The orchestrator's side of the warm process (``simpler.scheduler.warm_process``): start it
 once, ask it for a forked child per job, and see each child as ``subprocess.Popen`` shows one.
 
-Each forked child writes its output into a pipe whose read end stays here, so
-:class:`~simpler.scheduler.process.ChildProcess` streams and logs it as it does a fresh
-interpreter's; its pid is a real process's, so stack dumps, SIGTERM, SIGKILL and the tree
-walk work unchanged. Its exit comes back from the warm process, which is its parent.
-
-When the warm process cannot start, or dies, the children start as fresh interpreters: the
-launcher falls back by itself, and says why once (:attr:`WarmProcess.fallback`).
+A child's output comes through a pipe read here, its pid is a real process's, its exit comes
+back from the warm process (docs/isolation.md, "The warm process, inside"). When the warm
+process cannot start, or dies, children start fresh and :attr:`WarmProcess.fallback` says why.
 """
 
 from __future__ import annotations

@@ -2,16 +2,9 @@
 zygote pay it.
 
 ``python -m simpler.scheduler.warm_process FD [--preload NAME]... [--after-fork NAME]...``
-imports what every child would import (pytest, the plugin, the runner's library: ``NAME``
-is a module, or ``module:function`` to call), touches no device, and then forks one child per
-request that arrives on the SOCK_SEQPACKET socket ``FD``. A request is one JSON message with
-the child's stdout as its one passed file descriptor: ``{"id", "argv", "env", "cwd"}``, argv
-being a ``python -m pytest ...`` command line. Each child gets a session and process group
-of its own, that environment, that folder, dies with this process (which dies with the
-orchestrator), runs ``pytest.main`` and exits with its code; its atexit handlers run (coverage
-saves there). Replies, one JSON message each: ``{"ready": pid}`` once, ``{"id", "pid"}`` per
-child started (or ``{"id", "error"}``), ``{"exited": pid, "returncode"}`` per child reaped
-(negative: the signal that ended it, as ``subprocess`` says it). The socket's end ends it.
+imports what every child would, touches no device, and forks one ``pytest.main`` child per
+JSON request on the SOCK_SEQPACKET socket ``FD``; the messages and what a child gets:
+docs/isolation.md, "The warm process, inside". The socket's end ends it.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """``simpler run --plan FILE --job ID``: the share of the collected suite one planned job runs.
 
-The job runs the L2 files and Resource tests its plan entry names. A unit of the suite the
-plan does not know (added since the plan was made) goes to one job by a stable rule, the
-same in every job of the matrix, so that it runs exactly once: among the jobs whose runner
-has enough devices for it, the one a hash of its name picks. Units the plan names that the
-suite no longer has are passed over. A plan of a registry, a plan none of whose units the
-suite has (another suite's), and a job the plan does not have are usage errors.
+The L2 files and Resource tests its plan entry names; a unit the plan does not know goes to
+one job by a stable hash among the jobs with enough devices, so it runs exactly once; units
+the suite no longer has are passed over. A registry's plan, another suite's plan and an
+unknown job are usage errors (docs/fleet.md, "Run one job").
 """
 
 from __future__ import annotations

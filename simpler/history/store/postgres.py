@@ -1,18 +1,10 @@
 """The history on a PostgreSQL server (psycopg 3, the ``postgres`` extra).
 
-The same tables as the SQLite file (``schema.py``), with the types PostgreSQL spells
-otherwise (``REAL`` is 4 bytes there: times and durations are ``DOUBLE PRECISION``), text
-compared byte by byte as SQLite compares it, and no foreign keys (``_postgres_ddl``). Many
-importers may write at once (``lock_run``); new rows are loaded with ``COPY``. The
-schema version is the one row of ``simpler_schema``; the tables are made and an older schema
-upgraded in one transaction under an advisory lock, so two first imports at once make them
-once. The importer's and readers' SQL arrives in the dialect the stores share and is turned
-into PostgreSQL's here, once per statement: the ``?`` and ``:name`` placeholders become
-``%s`` and ``%(name)s``, ``BEGIN IMMEDIATE`` a plain ``BEGIN``, and SQLite's ``PRAGMA``
-tuning (and ``VACUUM``) nothing.
-``numeric`` results (an average, a sum of ``bigint``) load as SQLite gives them.
-
-Every error a server gives is one line naming host and database, never the password.
+The SQLite file's tables (``schema.py``) with PostgreSQL's types, byte-order text and no
+foreign keys (``_postgres_ddl``); many importers at once (``lock_run``), new rows by ``COPY``,
+the schema made or upgraded once under an advisory lock. The stores' shared SQL dialect is
+turned into PostgreSQL's here (docs/history.md, "On a PostgreSQL server"). Every error names
+host and database, never the password.
 """
 
 from __future__ import annotations

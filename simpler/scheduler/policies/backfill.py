@@ -31,18 +31,10 @@ class BackfillPolicy(Policy):
 
     def order(self, jobs: Sequence[Job], estimate: Estimate, pool_size: int | None) -> list[Job]:
         """The most devices first, and the longest estimate first within a device count
-        (ties: label).
-
-        Wide jobs then run while nothing narrow is left to fragment the pool: with
-        1/2/4/8-device jobs on 8 devices, the free devices are always a multiple of the
-        head's count, so the pool stays full until the narrow jobs at the end, and only
-        their order (longest first) rests on the estimates.
-
-        A job whose turn in that order would end past the lower bound (by more than
-        :data:`PROMOTION_MARGIN`, beyond the overhang of whichever job runs last) goes
-        first instead, longest first: a long narrow job must start early or it alone sets
-        the makespan. Its turn is estimated as if the jobs before it were spread over the
-        whole pool. ``pool_size`` defaults to the widest job's device count.
+        (ties: label); a job whose turn would end past the lower bound by more than
+        :data:`PROMOTION_MARGIN` (beyond the last job's unavoidable overhang) goes first,
+        longest first. ``pool_size`` defaults to the widest job's device count. Why:
+        docs/running.md, "How the Resource phase places its tests".
         """
         if not jobs:
             return []
@@ -73,20 +65,11 @@ class BackfillPolicy(Policy):
         return promoted + by_size
 
     def pick(self, state: PickState) -> list[Placement]:
-        """EASY backfilling. Jobs start from the head while they fit. When the head does not
-        fit, it gets a reservation: the earliest time at which enough devices are free for
-        it, counting the devices that running jobs release at their ``expected_end_s``. A
-        later job then starts now only if it fits now and either
-
-        - ends (``now`` + its estimate) no later than the reservation, or
-        - needs no more devices than the head leaves spare at the reservation (those spare
-          devices are then used up for the jobs after it).
-
-        Either way the head still has its devices at the reservation, so a backfilled job
-        never delays it: while estimates hold, the reservation only moves earlier (a job
-        finishing early) and a large job is never starved by a stream of small ones. A job
-        running past its estimate counts as ending now, so it delays the head only as much
-        as it actually overruns.
+        """EASY backfilling: start from the head while jobs fit; a head that does not fit
+        gets a reservation (the earliest time enough devices are free, by the running jobs'
+        ``expected_end_s``), and a later job starts now only if it fits and either ends by
+        the reservation or needs no more than the devices the head leaves spare then. A job
+        past its estimate counts as ending now (docs/running.md, the same section).
         """
         waiting, now, estimate = state.waiting, state.now, state.estimate
         started, available = start_from_head(waiting, state.free)
