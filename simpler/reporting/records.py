@@ -161,7 +161,7 @@ class PoisonSkipRecord(Record):
     type_name: ClassVar[str] = "poison_skip"
     selector = Field(read.text)
     nodeid = Field(read.str_only)
-    runtime = Field(read.text)
+    runtime = Field(read.opt_text)
     worker = Field(read.text)
     device = Field(read.int_)  # the device of its worker (None: an older report)
     reason = Field(read.text)
