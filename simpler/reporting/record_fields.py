@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Generic, Protocol, TypeVar, overload
 
 __all__ = [
-    "Field", "duration", "flag", "float_", "int_", "ints", "kernels", "list_", "mapping",
+    "Field", "flag", "float_", "int_", "ints", "kernels", "list_", "mapping",
     "opt_flag", "opt_strings", "opt_text", "positive_counts", "processes", "str_only",
     "strings", "text", "true",
 ]  # fmt: skip
@@ -99,10 +99,6 @@ def flag(raw: Mapping[str, Any], key: str) -> bool:
 def true(raw: Mapping[str, Any], key: str) -> bool:
     """Only a JSON ``true``: a test quarantine mark is never guessed from another value."""
     return raw.get(key) is True
-
-
-def duration(raw: Mapping[str, Any], key: str) -> float:
-    return float_(raw, key) or 0.0
 
 
 def positive_counts(raw: Mapping[str, Any], key: str) -> dict[str, int]:

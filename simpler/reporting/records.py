@@ -110,7 +110,7 @@ class PhaseRecord(Record):
     # end
     counts = Field(read.positive_counts)
     returncode = Field(read.int_)
-    duration_s = Field(read.duration)
+    duration_s = Field(read.float_)  # None: not said
     interrupted = Field(read.opt_text)  # the signal's name
     error = Field(read.opt_text)  # a failure inside simpler
     deadline = Field(read.opt_text)  # the reason when the deadline cut the phase

@@ -260,7 +260,7 @@ def _account_phase(name: str, records: list[Record], verdicts: dict[str, Verdict
         counts_from_end_record=from_end and bool(counts),
         unfinished_runs=() if name in READER_PHASES else _unfinished_runs(records),
         returncode=max(returncodes, key=abs) if returncodes else None,
-        duration_s=sum(end.duration_s for end in ends),
+        duration_s=sum(end.duration_s or 0.0 for end in ends),
         errors=_texts(end.error for end in ends),
         interrupted=_texts(end.interrupted for end in ends),
         not_started=_texts(end.not_started for end in ends),
