@@ -258,7 +258,7 @@ class CoverageRecord(Record):
     context = Field(read.opt_text)
     fail_under = Field(read.float_)
     config = Field(read.opt_text)
-    branch = Field(read.flag)
+    branch = Field(read.true)
     # process, ended
     label = Field(read.text)
     pid = Field(read.int_)
