@@ -65,9 +65,7 @@ def runs_measured(report: Path, records: Iterable[Record]) -> list[RunData]:
             continue
         run_id = record.run
         if record.event == "run" and run_id not in runs:
-            runs[run_id] = RunData(
-                run_id, report.parent / record.text("data_dir"), record.text("root"), record
-            )
+            runs[run_id] = RunData(run_id, report.parent / record.data_dir, record.root, record)
         if run_id in runs:
             runs[run_id].records.append(record)
     return list(runs.values())
@@ -88,8 +86,8 @@ def account_processes(run: RunData) -> tuple[list[ProcessAccount], list[Path]]:
         account = accounts.setdefault(record.label, ProcessAccount(record.label))
         if record.pid is not None:
             account.pids.add(record.pid)
-        if record.event == "ended" and record.raw.get("why"):
-            account.why = record.text("why")
+        if record.event == "ended" and record.why:
+            account.why = record.why
     by_pid = {pid: account for account in accounts.values() for pid in account.pids}
     unclaimed: list[Path] = []
     for path in run.data_files():

@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import importlib.util
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from simpler.reporting.records import CoverageRecord
 from simpler.usage import UsageError
 
 __all__ = [
@@ -85,29 +85,17 @@ class CovOptions:
         }
 
     @classmethod
-    def from_record(cls, record: Mapping[str, object]) -> CovOptions:
+    def from_record(cls, record: CoverageRecord) -> CovOptions:
         """The settings a run's ``coverage`` record kept (a field that is not one: unset)."""
-        reports, sources = record.get("reports"), record.get("sources")
         return cls(
             enabled=True,
-            sources=tuple(str(s) for s in sources) if isinstance(sources, list) else (),
-            reports=tuple(
-                Report(str(kind), path, bool(skip))
-                for kind, path, skip in (reports if isinstance(reports, list) else [])
-            ),
-            context=_text(record.get("context")),
-            fail_under=_number(record.get("fail_under")),
-            config=_text(record.get("config")),
-            branch=record.get("branch") is True,
+            sources=record.sources,
+            reports=tuple(Report(str(k), path, bool(skip)) for k, path, skip in record.reports),
+            context=record.context,
+            fail_under=record.fail_under,
+            config=record.config,
+            branch=record.branch,
         )
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def add_cov_arguments(parser: argparse.ArgumentParser, *, run: bool) -> None:

@@ -42,7 +42,7 @@ def code_coverage(
 
 
 def _options(first: RunData, override: CovOptions | None) -> CovOptions:
-    options = CovOptions.from_record(first.settings.raw)
+    options = CovOptions.from_record(first.settings)
     if override is None:
         return options
     if override.reports:

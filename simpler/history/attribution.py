@@ -18,7 +18,6 @@ a worker key's lifecycle only means something within the file of the machine it 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from operator import itemgetter
 from typing import Any, NamedTuple
@@ -35,15 +34,19 @@ TEST, DEVICE, INFRA = "test", "device", "infra"
 MESSAGE_CHARS = 500
 # Lifecycle states in which a worker no longer carries an earlier test's fault.
 _CLEARED = frozenset({"healthy", "rebuilt", "closed", "created"})
-_DEVICE_IN_WORKER = re.compile(r"/dev(\d+)/")
 _GREEN = frozenset(GREEN_OUTCOMES)
-_CRASHED_WHILE = " crashed while running "  # crash_watch: "worker gw0 crashed while running X"
-# Every field of a test record the attempt keeps, as simpler writes them (test_records.py).
-_TEST_FIELD_NAMES = (
-    "nodeid", "phase", "attempt", "outcome", "duration_s", "device", "runtime", "ts", "rc",
-    "where", "message",
+# Every field of a test record the attempt keeps: test() reads them from the record's dict by
+# position, typed by hand, since that is its hot path (a million records in a long history).
+_TEST = kinds.TestRecord
+_TEST_FIELD_NAMES = tuple(
+    field.key
+    for field in (
+        _TEST.nodeid, _TEST.phase, _TEST.attempt, _TEST.outcome, _TEST.duration_s, _TEST.device,
+        _TEST.runtime, _TEST.ts, _TEST.rc, _TEST.where, _TEST.message,
+    )
 )  # fmt: skip
 _TEST_FIELDS = itemgetter(*_TEST_FIELD_NAMES)
+_QUARANTINED = _TEST.quarantined.key
 
 Record = Mapping[str, Any]
 
@@ -119,8 +122,8 @@ class RunAttribution:
         self._poisoned_by: dict[str, str] = {}  # worker key -> the test that poisoned it
         self._gave_up: dict[int, set[str]] = {}  # device -> tests whose fault made it unusable
         self._retired: dict[str, set[int]] = {}  # phase -> devices retired in it so far
-        self._pending: dict[tuple[str, str], Record] = {}  # (phase, nodeid) -> poison_skip
-        self._children: dict[tuple[str, str], tuple[Record, str]] = {}  # (phase, id) -> cause
+        self._pending: dict[tuple[str, str], kinds.PoisonSkipRecord] = {}  # (phase, nodeid)
+        self._children: dict[tuple[str, str], tuple[kinds.ChildRecord, str]] = {}  # -> cause
         self._timed_out_phases: set[str] = set()  # the scheduler stopped on the session timeout
         self._interrupted: set[str] = set()  # phases a signal to simpler stopped
         self._max_attempt = 1  # attempts are looked up by number, not by scanning every row
@@ -175,7 +178,7 @@ class RunAttribution:
                 duration if type(duration) is float or type(duration) is int else None,
                 device if type(device) is int else None,
                 runtime if type(runtime) is str else None,
-                1 if record.get("quarantined") is True else 0,
+                1 if record.get(_QUARANTINED) is True else 0,
                 ts if type(ts) is float or type(ts) is int else None,
                 rc if type(rc) is int else None,
                 where if type(where) is str else None,
@@ -188,18 +191,16 @@ class RunAttribution:
 
     def other(self, typed: kinds.Record) -> None:
         """Any record but a test's: what the attribution of later test records depends on."""
-        record = typed.raw
         if isinstance(typed, kinds.LifecycleRecord):
-            self._lifecycle(record)
+            self._lifecycle(typed)
         elif isinstance(typed, kinds.PoisonSkipRecord) and typed.nodeid:
-            self._pending[(_text(record.get("phase")), typed.nodeid)] = record
+            self._pending[(typed.phase, typed.nodeid)] = typed
         elif isinstance(typed, kinds.ChildRecord):
-            self._child(record)
+            self._child(typed)
         elif isinstance(typed, kinds.DeviceRetiredRecord):
-            devices = self._retired.setdefault(_text(record.get("phase")), set())
-            devices.update(_devices(record.get("devices")))
-        elif isinstance(typed, kinds.PhaseRecord) and typed.is_end and record.get("interrupted"):
-            self._interrupted.add(_text(record.get("phase")))
+            self._retired.setdefault(typed.phase, set()).update(typed.devices)
+        elif isinstance(typed, kinds.PhaseRecord) and typed.is_end and typed.interrupted:
+            self._interrupted.add(typed.phase)
 
     def attempts(self, *, complete: bool) -> list[Attempt]:
         """Every attempt of the part; a failure's cause is ``infra`` unless ``complete``."""
@@ -212,21 +213,18 @@ class RunAttribution:
 
     # -- lifecycle and device state ------------------------------------------------------
 
-    def _lifecycle(self, record: Record) -> None:
-        worker = record.get("worker")
-        if not isinstance(worker, str):
+    def _lifecycle(self, record: kinds.LifecycleRecord) -> None:
+        worker, dest, device = record.worker, record.dest, record.device
+        if not worker:
             return
-        dest = record.get("dest")
         if dest == "poisoned":
-            if record.get("source") != "poisoned" or worker not in self._poisoned_by:
-                self._poisoned_by[worker] = _text(record.get("nodeid"))
+            if record.source != "poisoned" or worker not in self._poisoned_by:
+                self._poisoned_by[worker] = record.nodeid
         elif dest in _CLEARED:
             self._poisoned_by.pop(worker, None)
-        elif dest == "skipped" and record.get("trigger") != "process_must_end":
+        elif dest == "skipped" and record.trigger != "process_must_end" and device is not None:
             # Given up on (queries.py: retired_devices): whoever poisoned it owns that.
-            device = record.get("device")
-            if type(device) is int:
-                self._gave_up.setdefault(device, set()).add(_text(record.get("nodeid")))
+            self._gave_up.setdefault(device, set()).add(record.nodeid)
 
     def _on_retired_card(self, phase: str, devices: Iterable[int], nodeid: str) -> bool:
         retired = self._retired.get(phase)
@@ -237,34 +235,28 @@ class RunAttribution:
     def _cause_of_failed_test(self, record: Record, nodeid: str, phase: str, outcome: str) -> str:
         if outcome == "poison_skipped":
             return DEVICE
-        message = record.get("message")
-        if isinstance(message, str) and _lost_to_another_test(message, nodeid):
+        test = _TEST(record)  # typed off the hot path: only a failure gets here
+        if _lost_to_another_test(test, nodeid):
             return DEVICE
-        worker = record.get("worker")
-        if isinstance(worker, str):
-            poisoner = self._poisoned_by.get(worker)
+        if test.worker:
+            poisoner = self._poisoned_by.get(test.worker)
             # An unnamed poisoner is another test unless this one says it poisoned the worker.
-            if (
-                poisoner is not None
-                and poisoner != nodeid
-                and (poisoner or not record.get("poisoned"))
-            ):
+            if poisoner is not None and poisoner != nodeid and (poisoner or not test.poisoned):
                 return DEVICE
-        device = record.get("device")
-        if type(device) is int and self._on_retired_card(phase, (device,), nodeid):
+        device = test.device
+        if device is not None and self._on_retired_card(phase, (device,), nodeid):
             return DEVICE
         return TEST
 
     # -- Resource children -----------------------------------------------------------------
 
-    def _child(self, record: Record) -> None:
-        phase = _text(record.get("phase"))
-        name = _child_name(record)
+    def _child(self, record: kinds.ChildRecord) -> None:
+        phase = record.phase
+        name = record.nodeid or record.label
         if not name:
             return
-        not_run = record.get("not_run")
-        if not_run:
-            reason = str(not_run)
+        reason = record.not_run
+        if reason:
             if "session_timeout" in reason:
                 self._timed_out_phases.add(phase)
             # Too few cards left that are not retired (older reports: "outside quarantine"): the
@@ -272,7 +264,7 @@ class RunAttribution:
             cause = DEVICE if RETIRED_NOT_RUN in reason or "quarantine" in reason else INFRA
         elif phase in self._timed_out_phases and _killed(record):
             cause = INFRA  # stopped with every running child when the session timed out
-        elif self._on_retired_card(phase, _devices(record.get("devices")), name):
+        elif self._on_retired_card(phase, record.devices, name):
             cause = DEVICE
         else:
             cause = TEST
@@ -282,24 +274,23 @@ class RunAttribution:
         """A failed child whose test left no record (it never started, was killed, or died
         before pytest reported) stands for the test; every child names its test's label."""
         for (phase, name), (child, cause) in self._children.items():
-            label = child.get("label")
-            label = label if isinstance(label, str) else None
+            label = child.label or None
             tested = False
             # A child of one test: it cost the run the child's wall, as learned durations say.
-            wall = _number(child.get("duration_s")) if child.get("nodeid") == name else None
+            wall = child.duration_s if child.nodeid == name else None
             for attempt in range(1, self._max_attempt + 1):
                 if (row := self._rows.get((name, phase, attempt))) is not None:
                     tested, took = True, row.duration_s if wall is None else wall
                     self._rows[(name, phase, attempt)] = row._replace(label=label, duration_s=took)
-            if tested or not _child_failed(child):
+            if tested or not child.failed:
                 continue
             if cause == TEST and phase in self._interrupted and _killed(child):
                 cause = INFRA  # stopped with the phase by a signal to simpler
-            devices = _devices(child.get("devices"))
+            devices = child.devices
             self._rows[(name, phase, 1)] = self._stand_in(
                 name, phase, 1, "failed", cause, child,
                 device=devices[0] if devices else None,
-                duration_s=_number(child.get("duration_s")),
+                duration_s=child.duration_s,
                 message=_child_message(child),
                 label=label,
             )  # fmt: skip
@@ -307,17 +298,16 @@ class RunAttribution:
     def _registrations_without_a_test(self) -> None:
         """A poison-skip registration no test record followed (its process died first)."""
         for (phase, nodeid), registration in self._pending.items():
-            attempt = registration.get("attempt")
+            # Not a field simpler writes: a registration of another writer may number its attempt.
+            attempt = registration.raw.get("attempt")
             if type(attempt) is not int:  # the attempt of the test's last record, else 1
                 seen = range(self._max_attempt, 0, -1)
                 attempt = next((a for a in seen if (nodeid, phase, a) in self._rows), 1)
-            found = _DEVICE_IN_WORKER.search(_text(registration.get("worker")))
-            runtime = registration.get("runtime")
             self._rows[(nodeid, phase, attempt)] = self._stand_in(
                 nodeid, phase, attempt, "poison_skipped", DEVICE, registration,
-                device=int(found.group(1)) if found else None,
-                runtime=runtime if isinstance(runtime, str) else None,
-                message=_text(registration.get("reason")),
+                device=registration.device,
+                runtime=registration.runtime,
+                message=registration.reason,
             )  # fmt: skip
         self._pending.clear()
 
@@ -328,7 +318,7 @@ class RunAttribution:
         attempt: int,
         outcome: str,
         cause: str,
-        record: Record,
+        record: kinds.ChildRecord | kinds.PoisonSkipRecord,
         *,
         device: int | None = None,
         runtime: str | None = None,
@@ -339,62 +329,34 @@ class RunAttribution:
         """The attempt a record other than the test's stands for (a child, a registration)."""
         return Attempt(
             self.run_id, nodeid, attempt, phase, outcome, duration_s, device, runtime,
-            1 if record.get("quarantined") is True else 0, _number(record.get("ts")),
+            1 if record.quarantined else 0, record.ts,
             None, None, cause, cause, message[:MESSAGE_CHARS] or None, label,
         )  # fmt: skip
 
 
-def _lost_to_another_test(message: str, nodeid: str) -> bool:
+def _lost_to_another_test(test: kinds.TestRecord, nodeid: str) -> bool:
     """The records the xdist controller writes for tests a crash cost (crash_watch.py)."""
+    if test.crashed and test.crashed != nodeid:
+        return True  # its xdist worker crashed while another test ran
+    message = test.message
     if message.startswith("not run: ") and "worker crash" in message:
         return True  # never started: the session stopped after other tests' crashes
-    if message.removeprefix("Failed: ").startswith("no usable device in a fresh process"):
-        return True  # its own fresh process found the card beyond reset before it ran
-    if message.startswith("worker ") and _CRASHED_WHILE in message:
-        named = message.split(_CRASHED_WHILE, 1)[1].split(" (after rc", 1)[0]
-        # The message is cut at 300 characters: a long node id may be named only in part.
-        return not (nodeid.startswith(named) or named.startswith(nodeid))
-    return False
+    # its own fresh process found the card beyond reset before it ran
+    return message.removeprefix("Failed: ").startswith("no usable device in a fresh process")
 
 
-def _child_name(child: Record) -> str:
-    nodeid, label = child.get("nodeid"), child.get("label")
-    if isinstance(nodeid, str) and nodeid:
-        return nodeid
-    return label if isinstance(label, str) else ""
+def _killed(child: kinds.ChildRecord) -> bool:
+    return child.timed_out or bool(child.signal)
 
 
-def _child_failed(child: Record) -> bool:
-    # A missing returncode means nobody saw the child exit cleanly: that is not success.
-    return child.get("returncode") != 0 or bool(child.get("timed_out")) or bool(child.get("signal"))
-
-
-def _killed(child: Record) -> bool:
-    return bool(child.get("timed_out")) or bool(child.get("signal"))
-
-
-def _child_message(child: Record) -> str:
-    if child.get("not_run"):
-        return str(child["not_run"])
+def _child_message(child: kinds.ChildRecord) -> str:
+    if child.not_run:
+        return child.not_run
     said = []
-    if child.get("timed_out"):
+    if child.timed_out:
         said.append("timed out")
-    if child.get("signal"):
-        said.append(f"killed by {child['signal']}")
-    elif type(child.get("returncode")) is int:
-        said.append(f"exit code {child['returncode']}")
-    return f"child {_text(child.get('label'))}: {', '.join(said) or 'no exit seen'}, no test record"
-
-
-def _devices(value: object) -> list[int]:
-    if not isinstance(value, list):
-        return []
-    return [d for d in value if type(d) is int]
-
-
-def _number(value: object) -> float | None:
-    return float(value) if type(value) is float or type(value) is int else None
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else ""
+    if child.signal:
+        said.append(f"killed by {child.signal}")
+    elif child.returncode is not None:
+        said.append(f"exit code {child.returncode}")
+    return f"child {child.label}: {', '.join(said) or 'no exit seen'}, no test record"

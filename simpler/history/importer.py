@@ -42,7 +42,7 @@ from simpler.history.verdict_rows import (
     VERDICT_COLUMNS,
     verdict_rows,
 )
-from simpler.reporting.records import TestRecord
+from simpler.reporting.records import Record, TestRecord
 from simpler.reporting.report_file import RECORD_TYPES, ReportUnreadable
 
 __all__ = ["ImportSummary", "NotAReport", "import_records", "import_reports"]
@@ -276,8 +276,7 @@ def _part_of(
     parts: dict[str, RunPart], record: dict[str, Any], only_run: str | None
 ) -> RunPart | None:
     """The part of the record's run (made on its first record), None for a run not wanted."""
-    run = record.get("run")
-    run = run if isinstance(run, str) else ""
+    run = Record(record).run
     part = parts.get(run)
     if part is None:
         if only_run and run != only_run:

@@ -20,7 +20,7 @@ from dataclasses import astuple, dataclass, field
 from typing import Any
 
 from simpler.reporting.affected_block import AffectedDecision, decision_of
-from simpler.reporting.records import LifecycleRecord, PhaseRecord, Record
+from simpler.reporting.records import ChildRecord, LifecycleRecord, PhaseRecord, Record, TestRecord
 from simpler.reporting.verdicts import READER_PHASES
 
 __all__ = [
@@ -75,46 +75,41 @@ class RunShape:
     def add(self, typed: Record) -> None:
         """Take one record of the run other than a test's (a test's time reaches the run
         through its attempt), in file order."""
-        record = typed.raw
-        ts = record.get("ts")
-        if type(ts) is float or type(ts) is int:
+        ts = typed.ts
+        if ts is not None:
             if self.started is None or ts < self.started:
                 self.started = ts
             if self.ended is None or ts > self.ended:
                 self.ended = ts
         if isinstance(typed, PhaseRecord):
-            self._phase(record)
-            if not typed.is_end and record.get("affected"):
+            self._phase(typed)
+            if not typed.is_end and typed.affected:
                 decided = decision_of([typed])  # read as the summary reads it
                 if decided is not None and decided.shadow:
                     self.shadow = decided
         elif isinstance(typed, LifecycleRecord) and not self.platforms:
-            # simpler run writes no platform of its own: the pooled worker's key begins with
-            # it ("a5sim/host_build_graph/dev0/gw0"); one lifecycle record names it.
-            self._platform_of_worker(record.get("worker"))
+            self._platform_of_worker(typed.worker)  # one lifecycle record names it
 
-    def _phase(self, record: Mapping[str, Any]) -> None:
-        name = record.get("phase")
-        if not isinstance(name, str):
-            return
-        platform = record.get("platform")  # should a phase record ever name it, it wins
-        if isinstance(platform, str) and platform:
-            self.platforms[platform] += 1_000_000
-        tally = self.phases.setdefault(name, PhaseTally())
-        event = record.get("event")
-        if event == "start":
+    def _phase(self, record: PhaseRecord) -> None:
+        if record.platform:  # the start records of simpler run name it, and they win
+            self.platforms[record.platform] += 1_000_000
+        tally = self.phases.setdefault(record.phase, PhaseTally())
+        if record.is_start:
             tally.starts += 1
-        elif event == "end":
+        elif record.is_end:
             tally.ends += 1
-            code = record.get("returncode")
-            if type(code) is int:
+            code = record.returncode
+            if code is not None:
                 tally.returncode = worst_returncode([tally.returncode, code])
-            took = record.get("duration_s")
-            if (type(took) is float or type(took) is int) and took >= 0:
+            took = record.duration_s
+            if took is not None and took >= 0:
                 tally.duration_s = (tally.duration_s or 0.0) + took
 
-    def _platform_of_worker(self, worker: object) -> None:
-        if isinstance(worker, str) and worker.count("/") >= 3:
+    def _platform_of_worker(self, worker: str) -> None:
+        # A report of plain pytest (or of a simpler older than the phase records' platform)
+        # names the platform nowhere else: a pooled worker's key begins with it
+        # ("a5sim/host_build_graph/dev0/gw0"). Not a field of the lifecycle record.
+        if worker.count("/") >= 3:
             self.platforms[worker.split("/", 1)[0]] += 1
 
 
@@ -200,8 +195,15 @@ def worst_returncode(codes: Iterable[int | None]) -> int | None:
 
 
 # What tells one record from another: the process that wrote it and when. Not the whole
-# record: a phase's start lists every planned test, and naming it must stay cheap.
-_IDENTITY = ("run", "ts", "phase", "type", "event", "nodeid", "worker", "label")
+# record: a phase's start lists every planned test, and naming it must stay cheap. (In this
+# order: a stored run's source is named by it.)
+_IDENTITY = tuple(
+    field.key
+    for field in (
+        Record.run, Record.ts, Record.phase, Record.type, PhaseRecord.event, TestRecord.nodeid,
+        TestRecord.worker, ChildRecord.label,
+    )
+)  # fmt: skip
 
 
 def record_key(record: Mapping[str, Any]) -> str:

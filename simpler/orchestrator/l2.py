@@ -93,5 +93,5 @@ def _record_file_durations(ctx: RunContext) -> None:
     for record in ctx.records():
         if isinstance(record, TestRecord) and record.phase == "l2":
             key = f"file:{file_of(record.nodeid)}"
-            per_file[key] = per_file.get(key, 0.0) + record.duration_s
+            per_file[key] = per_file.get(key, 0.0) + (record.duration_s or 0.0)
     record_durations(ctx.durations_file, per_file.items())

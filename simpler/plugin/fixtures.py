@@ -153,6 +153,7 @@ def _refuse_unrunnable(
             "nodeid": nodeid,
             "runtime": pooled.key.runtime,
             "worker": str(pooled.key),
+            "device": pooled.key.device,
             "reason": pooled.skip_reason,
         },
     )

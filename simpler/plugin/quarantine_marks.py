@@ -35,7 +35,7 @@ def mark_test_quarantine(record: Record, platform: str) -> Record:
     if not path or not isinstance(record, MARKED_TYPES):
         return record
     quarantine = _load(path)
-    if quarantine is None or not isinstance(record.raw.get("nodeid"), str):
+    if quarantine is None or not record.nodeid:
         return record
     return from_dict({**record.raw, **quarantine.marks(record.nodeid, platform)})
 

@@ -177,6 +177,7 @@ def build_crash_record(
         "rc": device_error.rc if device_error else None,
         "where": device_error.where if device_error else None,
         "duration_s": round(duration_s, 6),
+        "crashed": nodeid,  # the test its worker crashed under: the history's attribution
     }
 
 

@@ -45,8 +45,8 @@ class AffectedDecision:
 def decision_of(records: Iterable[Record]) -> AffectedDecision | None:
     """The decision the last phase start record among ``records`` keeps, if one does."""
     starts = [r for r in records if isinstance(r, PhaseRecord) and not r.is_end]
-    decided = next((r.raw["affected"] for r in reversed(starts) if r.raw.get("affected")), None)
-    if not isinstance(decided, dict):
+    decided = next((r.affected for r in reversed(starts) if r.affected), None)
+    if decided is None:
         return None
     reasons, commit, run_all, of = (
         decided.get("reasons"),

@@ -91,9 +91,9 @@ def early_stops(records: Iterable[Record]) -> list[str]:
     for record in records:
         if not isinstance(record, SessionRecord) or not record.stopped:
             continue
-        collected, finished = record.raw.get("collected"), record.raw.get("finished")
+        collected, finished = record.collected, record.finished
         count = ""
-        if isinstance(collected, int) and isinstance(finished, int):
+        if collected is not None and finished is not None:
             count = f"; {max(collected - finished, 0)} of {collected} selected test(s) not run"
         phase = record.phase or "a"
         lines.append(f"*** pytest stopped the {phase} phase early: {record.stopped}{count} ***")
@@ -112,16 +112,14 @@ def _plans(records: Iterable[Record]) -> dict[str, _Plan]:
     for record in records:
         if not isinstance(record, PhaseRecord) or not record.is_start:
             continue
-        planned = record.raw.get("planned")
-        if not isinstance(planned, list):
+        planned = record.planned
+        if planned is None:
             continue
         plan = plans.setdefault(record.phase, _Plan())
-        plan.planned += [n for n in planned if isinstance(n, str) and n not in plan.planned]
-        no_device = record.raw.get("no_device")
-        plan.no_device |= {n for n in no_device or () if isinstance(n, str)}
-        selected = record.raw.get("selected")
-        if isinstance(selected, int) and not isinstance(selected, bool):
-            plan.selected = max(plan.selected or 0, selected)
+        plan.planned += [n for n in planned if n not in plan.planned]
+        plan.no_device |= set(record.no_device)
+        if record.selected is not None:
+            plan.selected = max(plan.selected or 0, record.selected)
     return plans
 
 
@@ -179,6 +177,6 @@ def _grouped_reasons(skipped: list[Verdict]) -> list[tuple[str, int]]:
 
 
 def _reason(verdict: Verdict) -> str:
-    message = verdict.record.raw.get("message")
-    text = " ".join(strip_ansi(str(message or "")).split()).removeprefix("Skipped: ")
+    message = verdict.test.message if verdict.test is not None else ""
+    text = " ".join(strip_ansi(message).split()).removeprefix("Skipped: ")
     return text or "(no reason given)"

@@ -5,7 +5,7 @@ the last lines of its output)."""
 from __future__ import annotations
 
 from simpler.contract import strip_ansi
-from simpler.reporting.records import ChildRecord, Record, from_dict
+from simpler.reporting.records import ChildRecord, PoisonSkipRecord, TestRecord
 from simpler.reporting.resource_block import tail_block
 from simpler.reporting.verdicts import Analysis, Failure, Verdict
 
@@ -57,71 +57,69 @@ def failure_details(failure: Failure, analysis: Analysis, tail_lines: int = 80) 
         lines += _test_details(failure.verdict, analysis)
         if failure.verdict.never_rerun:
             return lines  # it never ran: there is no output to show
-        lines += tail_block(failure.verdict.record.text("tail"), tail_lines)
+        test = failure.verdict.test
+        lines += tail_block(test.tail if test is not None else "", tail_lines)
     if failure.child is not None:
         lines += _child_details(failure.child, tail_lines, attached=failure.kind == "test")
     return lines
 
 
 def _test_details(verdict: Verdict, analysis: Analysis) -> list[str]:
-    record: Record = verdict.record
-    if verdict.never_rerun and verdict.registration is not None:
-        # The registration knows why it skipped.
-        record = from_dict({**record.raw, **verdict.registration.raw})
+    test = verdict.test
+    # A test that never re-ran: its registration knows why it skipped, and on which worker.
+    said = (verdict.registration if verdict.never_rerun else None) or verdict.record
     where = [f"phase {verdict.phase or '(none)'}", f"attempt {verdict.attempt}"]
-    where += [
-        f"{key} {record.raw[key]}"
-        for key in ("device", "runtime")
-        if record.raw.get(key) is not None
-    ]
-    if isinstance(record.raw.get("duration_s"), int | float):
-        where.append(f"{record.raw['duration_s']:.1f}s")
+    if test is not None and test.device is not None:
+        where.append(f"device {test.device}")
+    if said.runtime:
+        where.append(f"runtime {said.runtime}")
+    if test is not None and test.duration_s is not None:
+        where.append(f"{test.duration_s:.1f}s")
     lines = [", ".join(where)]
-    worker = record.text("worker")
-    if worker:
-        path = analysis.lifecycle.get((record.text("run"), worker), [])
+    if said.worker:
+        path = analysis.lifecycle.get((said.run, said.worker), [])
         lifecycle = " -> ".join(path) or "no lifecycle records"
-        poisoned = " (this failure poisoned it)" if record.raw.get("poisoned") else ""
-        lines.append(f"worker {worker}: {lifecycle}{poisoned}")
+        poisoned = " (this failure poisoned it)" if test is not None and test.poisoned else ""
+        lines.append(f"worker {said.worker}: {lifecycle}{poisoned}")
     if verdict.never_rerun:
-        lines.append(f"skipped because: {_one_line(record.text('reason')) or '(no reason)'}")
-        if record.raw.get("selector"):
-            lines.append(f"poison selector: {record.raw['selector']}")
-    elif record.raw.get("message"):
-        lines.append(f"message: {_one_line(record.text('message'))}")
+        registration = said if isinstance(said, PoisonSkipRecord) else None
+        reason = _one_line(registration.reason) if registration is not None else ""
+        lines.append(f"skipped because: {reason or '(no reason)'}")
+        if registration is not None and registration.selector:
+            lines.append(f"poison selector: {registration.selector}")
+    elif test is not None and test.message:
+        lines.append(f"message: {_one_line(test.message)}")
     return lines
 
 
 def _child_details(child: ChildRecord, tail_lines: int, *, attached: bool) -> list[str]:
-    devices = ",".join(map(str, child.raw.get("devices") or [])) or "?"
-    facts = ["never started"] if child.raw.get("not_run") else [f"devices {devices}"]
-    if isinstance(child.raw.get("duration_s"), int | float):
-        facts.append(f"{child.raw['duration_s']:.1f}s")
+    devices = ",".join(map(str, child.devices)) or "?"
+    facts = ["never started"] if child.not_run else [f"devices {devices}"]
+    if child.duration_s is not None:
+        facts.append(f"{child.duration_s:.1f}s")
     if attached:  # under a failed test: say which child job ran it, and how it ended
         facts.insert(0, f"child {child.label}: {_exit_text(child)}")
     lines = [", ".join(facts)]
-    if child.raw.get("reached_summary") is False and not child.raw.get("not_run"):
+    if child.reached_summary is False and not child.not_run:
         lines.append("crashed before pytest's summary line")
-    if child.raw.get("log"):
-        lines.append(f"log: {child.raw['log']}")
+    if child.log:
+        lines.append(f"log: {child.log}")
     # The child's last lines are printed once, in the Resource phase block just above.
     lines.append("output: in the Resource phase block above")
     return lines
 
 
 def _exit_text(child: ChildRecord) -> str:
-    if child.raw.get("not_run"):
-        return child.text("not_run")  # it never started: there is no exit to describe
-    signal = child.text("signal")
-    status = signal or f"rc={child.raw.get('returncode')}"
-    return status + (" (timed out)" if child.raw.get("timed_out") else "")
+    if child.not_run:
+        return child.not_run  # it never started: there is no exit to describe
+    status = child.signal or f"rc={child.returncode}"
+    return status + (" (timed out)" if child.timed_out else "")
 
 
-def _rc_text(record: Record) -> str:
-    if record.raw.get("rc") is None:
-        return ""
-    where = record.text("where")
-    return f"rc={record.raw['rc']}" + (f" at {where}" if where else "")
+def _rc_text(record: TestRecord | PoisonSkipRecord) -> str:
+    if not isinstance(record, TestRecord) or record.rc is None:
+        return ""  # a registration never ran: no device error
+    return f"rc={record.rc}" + (f" at {record.where}" if record.where else "")
 
 
 def _one_line(text: str) -> str:

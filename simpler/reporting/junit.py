@@ -46,7 +46,7 @@ from simpler.contract import (
 )
 from simpler.reporting.atomic_write import write_atomically
 from simpler.reporting.compat import UTC
-from simpler.reporting.records import ChildRecord, Record, TestRecord
+from simpler.reporting.records import ChildRecord, PoisonSkipRecord, Record, TestRecord
 from simpler.reporting.resource_block import (
     child_failed,
     describe_exit,
@@ -204,7 +204,7 @@ def _lone_child_case(child: ChildRecord) -> TestCase:
     final: FinalResult | None = None
     if child_failed(child):
         final = _with_text(Failure(describe_exit(child), _exit_kind(child)), _tail(child))
-    address = str(child.raw.get("nodeid") or child.raw.get("label") or "?")
+    address = child.nodeid or child.label or "?"
     facts = "\n".join(
         ["simpler: no test record; " + _child_facts(child), *_quarantine_facts(child)]
     )
@@ -243,8 +243,7 @@ def _final_result(verdict: Verdict) -> FinalResult | None:
     if outcome == "error":
         return _with_text(Error(_message(record) or "error", "error"), _tail(record))
     if outcome == "poison_skipped":  # never ran at all: a failure, as the summary counts it
-        registration = verdict.registration or record
-        reason = _one_line(str(registration.raw.get("reason") or record.raw.get("message") or ""))
+        reason = _one_line(verdict.skip_reason)
         message = "poison_skipped and never re-run" + (f": {reason}" if reason else "")
         return Failure(message, "poison_skipped")
     # failed, or an outcome this version does not know: never green (see simpler.reporting.verdicts)
@@ -270,13 +269,10 @@ def _interim_kinds(outcome: str) -> tuple[type[InterimResult], type[InterimResul
 
 
 def _interim(
-    record: Record, on_failure: type[InterimResult], on_error: type[InterimResult]
+    record: TestRecord, on_failure: type[InterimResult], on_error: type[InterimResult]
 ) -> InterimResult:
-    kind = on_error if record.raw.get("outcome") == "error" else on_failure
-    interim = kind(
-        _message(record) or str(record.raw.get("outcome")),
-        str(record.raw.get("outcome") or "failed"),
-    )
+    kind = on_error if record.outcome == "error" else on_failure
+    interim = kind(_message(record) or record.outcome, record.outcome or "failed")
     interim.stack_trace = _tail(record)  # the schema requires the element, even empty
     return interim
 
@@ -290,24 +286,23 @@ def _child_interim(child: ChildRecord, message: str, kind: type[InterimResult]) 
 def _facts(verdict: Verdict, attempts: list[TestRecord]) -> str:
     """What simpler knows and JUnit has no attribute for: where it ran, how it got here."""
     record = verdict.record
+    test = verdict.test  # None: its registration decided
     facts = [f"simpler: {verdict.outcome}", f"phase {verdict.phase or '(none)'}"]
     facts.append(f"attempt {verdict.attempt}")
-    facts += [
-        f"{key} {record.raw[key]}"
-        for key in ("device", "runtime", "worker")
-        if record.raw.get(key) is not None
-    ]
-    if record.raw.get("rc") is not None:
-        facts.append(
-            f"rc {record.raw['rc']}"
-            + (f" at {record.raw['where']}" if record.raw.get("where") else "")
-        )
+    placed = (
+        ("device", test.device if test else None),
+        ("runtime", record.runtime or None),
+        ("worker", record.worker or None),
+    )
+    facts += [f"{key} {value}" for key, value in placed if value is not None]
+    if test is not None and test.rc is not None:
+        facts.append(f"rc {test.rc}" + (f" at {test.where}" if test.where else ""))
     lines = [", ".join(facts)]
     if verdict.outcome == "recovered":
         lines.append("recovered: re-run in a fresh process after a failure it did not cause")
     lines += _quarantine_facts(record)
     history = [
-        f"{r.raw.get('phase') or '?'} attempt {r.raw.get('attempt', '?')}: {r.raw.get('outcome')}"
+        f"{r.phase or '?'} attempt {'?' if r.attempt is None else r.attempt}: {r.outcome}"
         for r in attempts
     ]
     if len(history) > 1:
@@ -315,31 +310,31 @@ def _facts(verdict: Verdict, attempts: list[TestRecord]) -> str:
     return "\n".join(lines)
 
 
-def _quarantine_facts(record: Record) -> list[str]:
+def _quarantine_facts(record: TestRecord | PoisonSkipRecord | ChildRecord) -> list[str]:
     """The JUnit result stays pytest's (a failure is a failure to every JUnit reader); this
     line says why simpler's exit code ignored it."""
-    if record.raw.get("quarantined") is True:
+    if record.quarantined:
         return ["quarantined: its failure does not change simpler's exit code"]
-    if record.raw.get("quarantine_expired"):
-        return [f"quarantine expired {record.raw['quarantine_expired']}: it gates again"]
+    if record.quarantine_expired:
+        return [f"quarantine expired {record.quarantine_expired}: it gates again"]
     return []
 
 
 def _child_facts(child: ChildRecord) -> str:
     facts = [f"Resource child {describe_exit(child)}", f"devices {devices_text(child)}"]
-    if child.raw.get("label") and child.raw.get("label") != child.raw.get("nodeid"):
-        facts.append(f"label {child.raw['label']}")
-    if child.raw.get("log"):
-        facts.append(f"log {child.raw['log']}")
+    if child.label and child.label != child.nodeid:
+        facts.append(f"label {child.label}")
+    if child.log:
+        facts.append(f"log {child.log}")
     return ", ".join(facts)
 
 
 def _exit_kind(child: ChildRecord) -> str:
-    if child.raw.get("timed_out"):
+    if child.timed_out:
         return "timeout"
-    if child.raw.get("signal"):
+    if child.signal:
         return "signal"
-    if child.raw.get("reached_summary") is False:
+    if child.reached_summary is False:
         return "crash"
     return "returncode"
 
@@ -349,9 +344,7 @@ def _exit_kind(child: ChildRecord) -> str:
 
 def _suite(name: str, records: Iterable[Record]) -> TestSuite:
     suite = TestSuite(name)  # type: ignore[no-untyped-call]  # junitparser leaves it untyped
-    stamps = [
-        r.raw["ts"] for r in records if isinstance(r.raw.get("ts"), int | float) and r.raw["ts"] > 0
-    ]
+    stamps = [ts for ts in (r.ts for r in records) if ts is not None and ts > 0]
     if stamps:
         suite.timestamp = datetime.fromtimestamp(min(stamps), UTC).isoformat(timespec="seconds")
     return suite
@@ -368,16 +361,18 @@ def _with_text(result: FinalResult, text: str) -> FinalResult:
     return result
 
 
-def _message(record: Record) -> str:
-    message = _one_line(str(record.raw.get("message") or ""))
-    if record.raw.get("rc") is not None and f"{record.raw['rc']}" not in message:
-        where = f" at {record.raw['where']}" if record.raw.get("where") else ""
-        message += f" (rc {record.raw['rc']}{where})"
+def _message(record: TestRecord | PoisonSkipRecord) -> str:
+    if not isinstance(record, TestRecord):
+        return ""  # a registration has a reason, no message
+    message = _one_line(record.message)
+    if record.rc is not None and f"{record.rc}" not in message:
+        where = f" at {record.where}" if record.where else ""
+        message += f" (rc {record.rc}{where})"
     return message.strip()
 
 
 def _tail(record: Record) -> str:
-    return _clean(str(record.raw.get("tail") or "")).rstrip()
+    return _clean(record.tail).rstrip() if isinstance(record, TestRecord | ChildRecord) else ""
 
 
 def _one_line(text: str) -> str:
@@ -390,7 +385,5 @@ def _clean(text: str) -> str:
 
 
 def _duration(record: Record) -> float:
-    value = record.raw.get("duration_s")
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-        return float(value)
-    return 0.0
+    value = record.duration_s if isinstance(record, TestRecord | ChildRecord) else None
+    return value if value is not None and value >= 0 else 0.0

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from simpler.contract import strip_ansi
 from simpler.reporting.completeness import Completeness
-from simpler.reporting.records import ChildRecord, Record
+from simpler.reporting.records import ChildRecord, TestRecord
 from simpler.reporting.verdicts import Failure
 
 __all__ = [
@@ -129,33 +129,33 @@ def index_entry(failure: Failure) -> str:
         return f"phase {phase.name}: {_clip(why)}"
     verdict, child = failure.verdict, failure.child
     if failure.kind == "child" and child is not None:
-        name = failure.nodeid or f"child {child.raw.get('label') or '?'}"
-        return f"{name}: {_clip(_child_exit(child))} [{child.raw.get('phase') or '?'}]"
+        name = failure.nodeid or f"child {child.label or '?'}"
+        return f"{name}: {_clip(_child_exit(child))} [{child.phase or '?'}]"
     assert verdict is not None  # a "test" failure always carries its verdict
-    record = verdict.record
     if verdict.never_rerun:
         outcome, why = "poison_skipped, never re-run", ""
     else:
-        outcome, why = verdict.outcome, _rc_or_message(record)
+        outcome, why = verdict.outcome, _rc_or_message(verdict.test)
     if child is not None and not why:
         why = f"child {_child_exit(child)}"
     entry = f"{verdict.nodeid}: {outcome}" + (f", {_clip(why)}" if why else "")
     return f"{entry} [{verdict.phase or '?'}]"
 
 
-def _rc_or_message(record: Record) -> str:
-    if record.raw.get("rc") is not None:
-        where = record.raw.get("where")
-        return f"rc={record.raw['rc']}" + (f" at {where}" if where else "")
-    message = strip_ansi(str(record.raw.get("message") or "")).strip()
+def _rc_or_message(record: TestRecord | None) -> str:
+    if record is None:
+        return ""  # a registration decided: it never ran
+    if record.rc is not None:
+        return f"rc={record.rc}" + (f" at {record.where}" if record.where else "")
+    message = strip_ansi(record.message).strip()
     return message.splitlines()[0] if message else ""
 
 
 def _child_exit(child: ChildRecord) -> str:
-    if child.raw.get("not_run"):
-        return str(child.raw["not_run"])
-    status = str(child.raw.get("signal") or f"rc={child.raw.get('returncode')}")
-    return status + (" (timed out)" if child.raw.get("timed_out") else "")
+    if child.not_run:
+        return child.not_run
+    status = child.signal or f"rc={child.returncode}"
+    return status + (" (timed out)" if child.timed_out else "")
 
 
 def _clip(text: str) -> str:

@@ -33,10 +33,9 @@ def retired_device_lines(records: Sequence[Record]) -> list[str]:
     lines = []
     for record in records:
         if isinstance(record, DeviceRetiredRecord):
-            devices = ", ".join(map(str, record.raw.get("devices") or []))
+            devices = ", ".join(map(str, record.devices))
             lines.append(
-                f"*** Retired device(s) {devices} for the rest of the run: "
-                f"{record.raw.get('reason', '')} ***"
+                f"*** Retired device(s) {devices} for the rest of the run: {record.reason} ***"
             )
     return lines
 

@@ -96,27 +96,22 @@ def prune_before(path: Path, cut: str) -> PruneResult:
         raise ReportUnreadable(f"cannot read report file {path}: {reason}") from None
 
 
-def _run(record: Record) -> str:
-    run = record.raw.get("run")
-    return run if isinstance(run, str) else ""
-
-
 def _drop_rule(path: Path, cut: str, records: list[Record | None]) -> Callable[[int, Record], bool]:
     """Whether the record at an index goes: by its run's start, or its own for run-less ones."""
     first_index: dict[str, int] = {}
     started: dict[str, float] = {}
     for index, record in enumerate(records):
-        if record is None or not _run(record):
+        if record is None or not record.run:
             continue
-        first_index.setdefault(_run(record), index)
+        first_index.setdefault(record.run, index)
         ts = record.ts
         if ts is not None:
-            started.setdefault(_run(record), ts)  # the first record that carries a time
+            started.setdefault(record.run, ts)  # the first record that carries a time
     if cut in first_index:
         boundary = first_index[cut]
 
         def before_run(index: int, record: Record) -> bool:
-            run = _run(record)
+            run = record.run
             return (first_index[run] if run else index) < boundary
 
         return before_run
@@ -127,7 +122,7 @@ def _drop_rule(path: Path, cut: str, records: list[Record | None]) -> Callable[[
         )
 
     def before_date(_index: int, record: Record) -> bool:
-        run = _run(record)
+        run = record.run
         ts = started.get(run) if run else record.ts
         return ts is not None and ts < cutoff  # no time at all: not known to be old, kept
 
@@ -157,10 +152,10 @@ def _count(lines: list[bytes], records: list[Record | None], keep: list[bool]) -
             unreadable += not kept and bool(raw.strip())
         elif kept:
             kept_records += 1
-            kept_runs.add(_run(record))
+            kept_runs.add(record.run)
         else:
             removed_records += 1
-            removed_runs.add(_run(record))
+            removed_runs.add(record.run)
     kept_runs.discard("")
     removed_runs.discard("")
     return PruneResult(len(removed_runs), removed_records, len(kept_runs), kept_records, unreadable)

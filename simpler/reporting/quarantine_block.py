@@ -53,18 +53,14 @@ def quarantine_lines(
         if f.verdict is None and f.child is not None
     ]
     lines += [
-        QuarantineLine(
-            v.nodeid, _outcome(v), not v.green, "", str(v.record.raw["quarantine_expired"])
-        )
+        QuarantineLine(v.nodeid, _outcome(v), not v.green, "", expired)
         for v in verdicts.values()
-        if v.record.raw.get("quarantine_expired") and not v.quarantined
+        if (expired := v.record.quarantine_expired) and not v.quarantined
     ]
     lines += [
-        QuarantineLine(f.nodeid, describe_exit(f.child), True, "", str(expired))
+        QuarantineLine(f.nodeid, describe_exit(f.child), True, "", expired)
         for f in gating
-        if f.verdict is None
-        and f.child is not None
-        and (expired := f.child.raw.get("quarantine_expired"))
+        if f.verdict is None and f.child is not None and (expired := f.child.quarantine_expired)
     ]
     return lines
 

@@ -7,12 +7,12 @@ class's attribute of the same name (simpler.reporting.records).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 __all__ = [
-    "Field", "device", "duration", "flag", "float_", "int_", "ints", "kernels", "list_",
-    "mapping", "opt_flag", "opt_text", "positive_counts", "processes", "str_only", "strings",
-    "text", "true",
+    "Field", "flag", "float_", "int_", "ints", "kernels", "list_", "mapping",
+    "opt_flag", "opt_strings", "opt_text", "positive_counts", "processes", "str_only",
+    "strings", "text", "true",
 ]  # fmt: skip
 
 T = TypeVar("T")
@@ -55,25 +55,36 @@ def ints(raw: Mapping[str, Any], key: str) -> tuple[int, ...]:
 
 
 def strings(raw: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    return opt_strings(raw, key) or ()
+
+
+def opt_strings(raw: Mapping[str, Any], key: str) -> tuple[str, ...] | None:
+    """A list of text whose absence says something apart from an empty list (a plan)."""
     value = raw.get(key)
     if not isinstance(value, list | tuple):
-        return ()
+        return None
     return tuple(v for v in value if isinstance(v, str))
 
 
 class Field(Generic[T]):
     """A typed field of a record, read from its ``raw`` dict on access by ``read``: the
-    record types below are lists of their fields, one line each."""
+    record types below are lists of their fields, one line each. Read on the class it is
+    the field itself, whose ``key`` names it in the file (``TestRecord.nodeid.key``): how
+    code that reads many records as plain dicts names their fields."""
 
     def __init__(self, read: Callable[[Mapping[str, Any], str], T]) -> None:
         self._read = read
-        self._key = ""
+        self.key = ""
 
     def __set_name__(self, owner: type, name: str) -> None:
-        self._key = name  # each attribute is named as the record's field is
+        self.key = name  # each attribute is named as the record's field is
 
-    def __get__(self, record: _Record, owner: type | None = None) -> T:
-        return self._read(record.raw, self._key)
+    @overload
+    def __get__(self, record: None, owner: type | None = None) -> Field[T]: ...
+    @overload
+    def __get__(self, record: _Record, owner: type | None = None) -> T: ...
+    def __get__(self, record: _Record | None, owner: type | None = None) -> T | Field[T]:
+        return self if record is None else self._read(record.raw, self.key)
 
 
 def str_only(raw: Mapping[str, Any], key: str) -> str:
@@ -88,15 +99,6 @@ def flag(raw: Mapping[str, Any], key: str) -> bool:
 def true(raw: Mapping[str, Any], key: str) -> bool:
     """Only a JSON ``true``: a test quarantine mark is never guessed from another value."""
     return raw.get(key) is True
-
-
-def duration(raw: Mapping[str, Any], key: str) -> float:
-    return float_(raw, key) or 0.0
-
-
-def device(raw: Mapping[str, Any], key: str) -> int | None:
-    device = raw.get(key)
-    return None if device is None else int(device)
 
 
 def positive_counts(raw: Mapping[str, Any], key: str) -> dict[str, int]:

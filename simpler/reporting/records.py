@@ -56,8 +56,8 @@ class Record:
 
     schema = Field(read.int_)
     type = Field(read.text)
-    run = Field(read.text)
-    phase = Field(read.text)
+    run = Field(read.str_only)
+    phase = Field(read.str_only)
     ts = Field(read.float_)
 
     def __init_subclass__(cls) -> None:
@@ -102,15 +102,15 @@ class PhaseRecord(Record):
     event = Field(read.text)
     # start
     shard = Field(read.opt_text)
-    platform = Field(read.text)
-    planned = Field(read.strings)
+    platform = Field(read.opt_text)
+    planned = Field(read.opt_strings)  # None: no plan written (an empty plan is a plan)
     no_device = Field(read.strings)  # L2: the planned tests that use no device
     selected = Field(read.int_)  # the size of the whole selection
     affected = Field(read.mapping)  # --affected-since: the decision (reporting/affected_block.py)
     # end
     counts = Field(read.positive_counts)
     returncode = Field(read.int_)
-    duration_s = Field(read.duration)
+    duration_s = Field(read.float_)  # None: not said
     interrupted = Field(read.opt_text)  # the signal's name
     error = Field(read.opt_text)  # a failure inside simpler
     deadline = Field(read.opt_text)  # the reason when the deadline cut the phase
@@ -121,11 +121,11 @@ class PhaseRecord(Record):
 
     @property
     def is_start(self) -> bool:
-        return self.raw.get("event") == "start"
+        return self.event == "start"
 
     @property
     def is_end(self) -> bool:
-        return self.raw.get("event") == "end"
+        return self.event == "end"
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +147,8 @@ class TestRecord(Record):
     where = Field(read.opt_text)  # of a device error
     # the process that ran it (None: its controller wrote it after a crash)
     pid = Field(read.int_)
-    duration_s = Field(read.duration)
+    duration_s = Field(read.float_)  # None: not said
+    crashed = Field(read.str_only)  # the test its xdist worker crashed under ("": none did)
     kernels = Field(read.kernels)  # each kernel it launched, with the sources it was built from
     quarantined = Field(read.true)
     quarantine_expired = Field(read.opt_text)  # the date a quarantine entry of the test ran out
@@ -160,8 +161,9 @@ class PoisonSkipRecord(Record):
     type_name: ClassVar[str] = "poison_skip"
     selector = Field(read.text)
     nodeid = Field(read.str_only)
-    runtime = Field(read.text)
+    runtime = Field(read.opt_text)
     worker = Field(read.text)
+    device = Field(read.int_)  # the device of its worker (None: an older report)
     reason = Field(read.text)
     quarantined = Field(read.true)
     quarantine_expired = Field(read.opt_text)
@@ -177,7 +179,7 @@ class ChildRecord(Record):
     returncode = Field(read.int_)  # None: killed by a signal, or never seen to exit
     signal = Field(read.opt_text)
     devices = Field(read.ints)
-    duration_s = Field(read.duration)
+    duration_s = Field(read.float_)  # None: not said
     timed_out = Field(read.flag)
     reached_summary = Field(read.opt_flag)  # False: it died before pytest's summary line
     tail = Field(read.text)
@@ -190,8 +192,7 @@ class ChildRecord(Record):
     @property
     def failed(self) -> bool:
         # A missing returncode means nobody saw the child exit cleanly: that is not success.
-        raw = self.raw
-        return raw.get("returncode") != 0 or bool(raw.get("timed_out")) or bool(raw.get("signal"))
+        return self.returncode != 0 or self.timed_out or bool(self.signal)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +202,7 @@ class LifecycleRecord(Record):
     type_name: ClassVar[str] = "lifecycle"
     worker = Field(read.text)
     runtime = Field(read.text)
-    device = Field(read.device)
+    device = Field(read.int_)
     source = Field(read.text)
     dest = Field(read.text)
     trigger = Field(read.text)
@@ -257,7 +258,7 @@ class CoverageRecord(Record):
     context = Field(read.opt_text)
     fail_under = Field(read.float_)
     config = Field(read.opt_text)
-    branch = Field(read.flag)
+    branch = Field(read.true)
     # process, ended
     label = Field(read.text)
     pid = Field(read.int_)

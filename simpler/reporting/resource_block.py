@@ -57,11 +57,10 @@ def describe_exit(child: ChildRecord) -> str:
     A child that never printed pytest's summary line is named as crashed, since its own
     output then ends mid-run and would otherwise look like a cut log.
     """
-    signal = child.text("signal")
-    returncode = child.raw.get("returncode")
-    if child.raw.get("not_run"):
-        return child.text("not_run")  # it never started: there is no exit to describe
-    if child.raw.get("timed_out"):
+    signal, returncode = child.signal, child.returncode
+    if child.not_run:
+        return child.not_run  # it never started: there is no exit to describe
+    if child.timed_out:
         ending = f"timed out after {_seconds(child)}"
         if signal:
             ending += f", stopped with {signal}"
@@ -72,18 +71,15 @@ def describe_exit(child: ChildRecord) -> str:
         ending = "rc=? (no exit status recorded)"
     else:
         ending = f"rc={returncode}"
-    if child.raw.get("reached_summary") is False:
+    if child.reached_summary is False:
         ending += ", crashed before pytest's summary line"
     return ending
 
 
 def devices_text(child: ChildRecord) -> str:
-    if child.raw.get("not_run"):
+    if child.not_run:
         return "none (never started)"
-    devices = child.raw.get("devices")
-    if isinstance(devices, list | tuple):
-        return ",".join(map(str, devices)) or "?"
-    return "?" if devices is None else str(devices)
+    return ",".join(map(str, child.devices)) or "?"
 
 
 def render_resource_failures(
@@ -103,15 +99,13 @@ def render_resource_failures(
 
 
 def _child_block(number: int, child: ChildRecord, tail_lines: int) -> list[str]:
-    label = child.text("label") or "?"
-    lines = [f"{number}) {label}: {describe_exit(child)}"]
-    if child.raw.get("nodeid"):
-        lines.append(f"  test: {child.raw['nodeid']}")
+    lines = [f"{number}) {child.label or '?'}: {describe_exit(child)}"]
+    if child.nodeid:
+        lines.append(f"  test: {child.nodeid}")
     lines.append(f"  devices: {devices_text(child)}, duration: {_seconds(child)}")
-    log = child.text("log")
-    lines.append(f"  log: {log or '(none recorded)'}")
-    tail = child.text("tail")
-    return lines + tail_block(tail, tail_lines, log, indent="  ", empty="(none captured)")
+    lines.append(f"  log: {child.log or '(none recorded)'}")
+    tail = tail_block(child.tail, tail_lines, child.log, indent="  ", empty="(none captured)")
+    return lines + tail
 
 
 def tail_block(
@@ -135,7 +129,4 @@ def tail_block(
 
 
 def _seconds(child: ChildRecord) -> str:
-    duration = child.raw.get("duration_s")
-    if isinstance(duration, int | float) and not isinstance(duration, bool):
-        return f"{duration:.1f} s"
-    return "? s"
+    return "? s" if child.duration_s is None else f"{child.duration_s:.1f} s"

@@ -207,7 +207,7 @@ def _failed_children_in(phase: PhaseAccount, summary: Summary) -> int:
     return sum(
         1
         for f in summary.failures
-        if f.kind == "child" and f.child is not None and f.child.text("phase") == phase.name
+        if f.kind == "child" and f.child is not None and f.child.phase == phase.name
     )
 
 

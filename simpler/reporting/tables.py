@@ -31,7 +31,6 @@ __all__ = [
 ]
 
 MESSAGE_CHARS = 200  # one table cell: the first line of a message, not a traceback
-_NO_RECORD = Record({})
 
 
 @dataclass(frozen=True)
@@ -70,8 +69,8 @@ def child_rows(records: Iterable[Record]) -> list[ChildRow]:
             child_failed(child),
             describe_exit(child) if child_failed(child) else "passed",
             devices_text(child),
-            _seconds(child),
-            child.text("log"),
+            child.duration_s,
+            child.log,
         )
         for child in latest_children(records)
     ]
@@ -80,7 +79,7 @@ def child_rows(records: Iterable[Record]) -> list[ChildRow]:
 def child_status(child: ChildRecord) -> str:
     """``PASS rc=0 devices=4,5``, ``FAIL signal=SIGSEGV devices=4,5``, ``FAIL timeout ...``."""
     parts = ["FAIL" if child_failed(child) else "PASS"]
-    if child.raw.get("timed_out"):
+    if child.timed_out:
         parts.append("timeout")
     parts.append(_rc_or_signal(child))
     parts.append(f"devices={devices_text(child)}")
@@ -91,7 +90,7 @@ def child_annotation(child: ChildRecord) -> str:
     """A failed child in one line: ``two_cards rc=1 devices=4,5`` (and how, when it timed
     out or crashed)."""
     message = f"{child.label or '?'} {_rc_or_signal(child)} devices={devices_text(child)}"
-    if child.raw.get("timed_out") or child.raw.get("reached_summary") is False:
+    if child.timed_out or child.reached_summary is False:
         message += f" ({describe_exit(child)})"  # timed out / crashed: say which
     return message
 
@@ -109,21 +108,19 @@ def _failure_row(failure: Failure) -> FailureRow:
     else:
         assert child is not None  # a "child" failure always carries its child record
         label, nodeid, result = child.label or "?", failure.nodeid, describe_exit(child)
-    where: Record = _NO_RECORD  # a failure with neither child nor verdict: no cells to fill
-    if child is not None:
-        where = child
-    elif verdict is not None:
-        where = verdict.record
-    devices = devices_text(child) if child is not None else where.text("device")
-    return FailureRow(label, nodeid, result, devices, _seconds(where), where.text("log"))
+    if child is not None:  # else its test's record, if one decided: a registration has no cells
+        return FailureRow(label, nodeid, result, devices_text(child), child.duration_s, child.log)
+    test = verdict.test if verdict is not None else None
+    device = test.device if test is not None else None
+    seconds = test.duration_s if test is not None else None
+    return FailureRow(label, nodeid, result, "" if device is None else str(device), seconds, "")
 
 
 def _test_result(verdict: Verdict) -> str:
     if verdict.never_rerun:
-        registration = verdict.registration or verdict.record
-        reason = _first_line(registration.text("reason") or verdict.record.text("message"))
+        reason = _first_line(verdict.skip_reason)
         return "poison_skipped, never re-run" + (f": {reason}" if reason else "")
-    message = _first_line(verdict.record.text("message"))
+    message = _first_line(verdict.test.message if verdict.test is not None else "")
     return f"{verdict.outcome}: {message}" if message else verdict.outcome
 
 
@@ -133,10 +130,4 @@ def _first_line(text: str) -> str:
 
 
 def _rc_or_signal(record: ChildRecord) -> str:
-    signal = record.raw.get("signal")
-    return f"signal={signal}" if signal else f"rc={record.raw.get('returncode')}"
-
-
-def _seconds(record: Record) -> float | None:
-    value = record.raw.get("duration_s")
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    return f"signal={record.signal}" if record.signal else f"rc={record.returncode}"

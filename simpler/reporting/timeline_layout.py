@@ -10,7 +10,6 @@ widths, tick steps). Pure: no files, no environment.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -61,8 +60,6 @@ MARKER_KINDS = {
     "skipped": "gave up (later tests skipped)",
 }
 CHAR_EM = 0.62  # a generous average glyph width of a sans-serif font, in em
-_DEVICE_IN_WORKER = re.compile(r"/dev(\d+)(?:/|$)")
-_MARKER_DETAILS = ("trigger", "worker", "nodeid")
 _SHOWN_ERRORS = 3  # device errors named in one class tooltip
 
 LaneKey = tuple[str, int]  # (run, device)
@@ -127,7 +124,7 @@ class Timeline:
 
 
 def build_timeline(records: Sequence[Record]) -> Timeline:
-    timed = [r for r in records if _number(r, "ts") is not None]
+    timed = [r for r in records if r.ts is not None]
     origins, ends = _run_bounds(timed)
     shift = {run: -origin for run, origin in origins.items()}
     timeline = Timeline(span=max((ends[run] - origins[run] for run in origins), default=0.0))
@@ -135,9 +132,7 @@ def build_timeline(records: Sequence[Record]) -> Timeline:
     timeline.markers = _markers(timed, shift)
     timeline.bands = _bands(timed, shift, ends)
     timeline.phases = [
-        PhaseMark(
-            _run(r), _ts(r) + shift[_run(r)], str(r.raw.get("phase") or "?"), str(r.raw["event"])
-        )
+        PhaseMark(r.run, _ts(r) + shift[r.run], r.phase or "?", r.event)
         for r in timed
         if isinstance(r, PhaseRecord) and (r.is_start or r.is_end)
     ]
@@ -153,7 +148,7 @@ def _run_bounds(records: Iterable[Record]) -> tuple[dict[str, float], dict[str, 
     origins: dict[str, float] = {}
     ends: dict[str, float] = {}
     for record in records:
-        run, ts = _run(record), _ts(record)
+        run, ts = record.run, _ts(record)
         drawn = isinstance(record, TestRecord | ChildRecord)
         origins[run] = min(origins.get(run, ts), ts - _duration(record) if drawn else ts)
         ends[run] = max(ends.get(run, ts), ts)
@@ -161,11 +156,10 @@ def _run_bounds(records: Iterable[Record]) -> tuple[dict[str, float], dict[str, 
 
 
 def _class_bars(records: Iterable[Record], shift: dict[str, float]) -> list[Bar]:
-    streams: dict[tuple[str, int, str], list[Record]] = defaultdict(list)
+    streams: dict[tuple[str, int, str], list[TestRecord]] = defaultdict(list)
     for record in records:
-        device = _device(record.raw.get("device"))
-        if isinstance(record, TestRecord) and device is not None and record.nodeid:
-            streams[(_run(record), device, str(record.raw.get("phase") or ""))].append(record)
+        if isinstance(record, TestRecord) and record.device is not None and record.nodeid:
+            streams[(record.run, record.device, record.phase)].append(record)
     return [
         _class_bar((run, device), phase, segment, shift[run])
         for (run, device, phase), tests in streams.items()
@@ -173,14 +167,14 @@ def _class_bars(records: Iterable[Record], shift: dict[str, float]) -> list[Bar]
     ]
 
 
-def _segments(tests: list[Record]) -> list[list[Record]]:
+def _segments(tests: list[TestRecord]) -> list[list[TestRecord]]:
     """Runs of consecutive tests of one class and attempt: one bar each.
 
     A class is one run of tests under xdist's loadfile; in the retry phase classes
     interleave and each attempt is a fresh process, and a bar spanning all of them
     would claim the device for time in which other work (or nothing) ran.
     """
-    segments: list[list[Record]] = []
+    segments: list[list[TestRecord]] = []
     for test in sorted(tests, key=lambda t: _ts(t) - _duration(t)):
         if segments and _segment_key(segments[-1][-1]) == _segment_key(test):
             segments[-1].append(test)
@@ -189,20 +183,20 @@ def _segments(tests: list[Record]) -> list[list[Record]]:
     return segments
 
 
-def _segment_key(test: Record) -> tuple[str, object]:
-    return class_of(str(test.raw["nodeid"])), test.raw.get("attempt")
+def _segment_key(test: TestRecord) -> tuple[str, int | None]:
+    return class_of(test.nodeid), test.attempt
 
 
-def _class_bar(lane: LaneKey, phase: str, tests: list[Record], shift: float) -> Bar:
+def _class_bar(lane: LaneKey, phase: str, tests: list[TestRecord], shift: float) -> Bar:
     name, attempt = _segment_key(tests[0])
     start = min(_ts(t) - _duration(t) for t in tests) + shift
     end = max(_ts(t) for t in tests) + shift
-    outcomes = Counter(str(t.raw.get("outcome") or "unknown") for t in tests)
+    outcomes = Counter(t.outcome or "unknown" for t in tests)
     worst = min(outcomes, key=lambda o: WORST_FIRST.index(o) if o in WORST_FIRST else -1)
     counts = ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items(), key=lambda p: -p[1]))
-    tried = f" (attempt {attempt})" if isinstance(attempt, int) and attempt > 1 else ""
+    tried = f" (attempt {attempt})" if attempt is not None and attempt > 1 else ""
     lines = [name + tried, f"{worst}: {counts}", _where(lane, phase, start, end)]
-    lines += [_device_error(t) for t in tests if t.raw.get("rc") is not None][:_SHOWN_ERRORS]
+    lines += [_device_error(t) for t in tests if t.rc is not None][:_SHOWN_ERRORS]
     colour = worst if worst in WORST_FIRST else "error"  # an unknown verdict is no pass
     return Bar(lane, start, end, "class", colour, _short(name), "\n".join(lines))
 
@@ -212,16 +206,16 @@ def _child_bars(records: Iterable[Record], shift: dict[str, float]) -> list[Bar]
     for record in records:
         if not isinstance(record, ChildRecord):
             continue
-        run, end = _run(record), _ts(record) + shift[_run(record)]
+        run, end = record.run, _ts(record) + shift[record.run]
         start = end - _duration(record)
-        label = str(record.raw.get("label") or record.raw.get("nodeid") or "?")
-        killed = bool(record.raw.get("timed_out")) or bool(record.raw.get("signal"))
+        label = record.label or record.nodeid or "?"
+        killed = record.timed_out or bool(record.signal)
         failed = "child_failed" if child_failed(record) else "child_ok"
         colour = "child_killed" if killed else failed
         ending = f"{describe_exit(record)} · devices {devices_text(record)}"
-        where = _where(None, str(record.raw.get("phase") or ""), start, end)
+        where = _where(None, record.phase, start, end)
         tooltip = f"child {label}\n{ending}\n{where}"
-        for device in _devices(record.raw.get("devices")):
+        for device in record.devices:
             bars.append(Bar((run, device), start, end, "child", colour, _short(label), tooltip))
     return bars
 
@@ -247,8 +241,7 @@ def _markers(records: Iterable[Record], shift: dict[str, float]) -> list[Marker]
     for record in records:
         if not isinstance(record, LifecycleRecord):
             continue
-        dest, device = str(record.raw.get("dest")), _lifecycle_device(record)
-        run, worker = _run(record), str(record.raw.get("worker") or "")
+        dest, device, run, worker = record.dest, record.device, record.run, record.worker
         if dest not in MARKER_KINDS or device is None:
             previous.pop((run, worker), None)  # healthy, closed: what follows is a new event
             continue
@@ -258,19 +251,12 @@ def _markers(records: Iterable[Record], shift: dict[str, float]) -> list[Marker]
             markers[index] = replace(markers[index], count=markers[index].count + 1)
             continue
         previous[(run, worker)] = (dest, len(markers))
-        details = [f"{key}: {record.raw[key]}" for key in _MARKER_DETAILS if record.raw.get(key)]
-        if record.raw.get("rc") is not None:
+        said = (("trigger", record.trigger), ("worker", worker), ("nodeid", record.nodeid))
+        details = [f"{key}: {value}" for key, value in said if value]
+        if record.rc is not None:
             details.append(_device_error(record))
         markers.append(Marker((run, device), at, dest, "\n".join(details)))
     return markers
-
-
-def _lifecycle_device(record: Record) -> int | None:
-    device = _device(record.raw.get("device"))
-    if device is None:  # older records name the device only inside the worker id
-        found = _DEVICE_IN_WORKER.search(str(record.raw.get("worker") or ""))
-        device = int(found.group(1)) if found else None
-    return device
 
 
 def _bands(
@@ -280,10 +266,10 @@ def _bands(
     for record in records:
         if not isinstance(record, DeviceRetiredRecord):
             continue
-        run = _run(record)
+        run = record.run
         start, end = _ts(record) + shift[run], ends[run] + shift[run]
-        reason = record.raw.get("reason") or "no reason recorded"
-        for device in _devices(record.raw.get("devices")):
+        reason = record.reason or "no reason recorded"
+        for device in record.devices:
             tooltip = f"dev {device} retired from {start:.2f} s to the end of the run: {reason}"
             bands.append(Band((run, device), start, end, tooltip))
     return bands
@@ -319,10 +305,10 @@ def _where(lane: LaneKey | None, phase: str, start: float, end: float) -> str:
     return f"{device}phase {phase or '?'} · {start:.2f} s → {end:.2f} s ({end - start:.2f} s)"
 
 
-def _device_error(record: Record) -> str:
-    test = str(record.raw.get("nodeid") or "").rsplit("::", 1)[-1]
-    where = f" at {record.raw['where']}" if record.raw.get("where") else ""
-    return f"{test + ': ' if test else ''}rc {record.raw.get('rc')}{where}"
+def _device_error(record: TestRecord | LifecycleRecord) -> str:
+    test = record.nodeid.rsplit("::", 1)[-1]
+    where = f" at {record.where}" if record.where else ""
+    return f"{test + ': ' if test else ''}rc {record.rc}{where}"
 
 
 def _short(name: str) -> str:
@@ -331,27 +317,11 @@ def _short(name: str) -> str:
     return "::".join(parts[1:]) if len(parts) > 1 else parts[0].rsplit("/", 1)[-1]
 
 
-def _devices(value: object) -> list[int]:
-    items = value if isinstance(value, list | tuple) else [value]
-    return [device for device in map(_device, items) if device is not None]
-
-
-def _device(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _run(record: Record) -> str:
-    return str(record.raw.get("run") or "")
-
-
 def _ts(record: Record) -> float:
-    return _number(record, "ts") or 0.0
+    return record.ts or 0.0
 
 
 def _duration(record: Record) -> float:
-    return max(0.0, _number(record, "duration_s") or 0.0)
-
-
-def _number(record: Record, key: str) -> float | None:
-    value = record.raw.get(key)
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    """How long a drawn record's test or child ran (0 for any other record)."""
+    duration = record.duration_s if isinstance(record, TestRecord | ChildRecord) else None
+    return max(0.0, duration or 0.0)

@@ -55,6 +55,18 @@ class Verdict:
         return self.outcome == "poison_skipped"
 
     @property
+    def test(self) -> TestRecord | None:
+        """The test record that decided it; None when a registration did (it never ran)."""
+        return self.record if isinstance(self.record, TestRecord) else None
+
+    @property
+    def skip_reason(self) -> str:
+        """Why a poison-skipped test never ran: its registration's reason, else its message."""
+        said = self.registration or self.record
+        reason = said.reason if isinstance(said, PoisonSkipRecord) else ""
+        return reason or (self.record.message if isinstance(self.record, TestRecord) else "")
+
+    @property
     def quarantined(self) -> bool:
         """Its deciding record says a test quarantine covered it: it does not gate."""
         return self.record.quarantined
@@ -248,21 +260,21 @@ def _account_phase(name: str, records: list[Record], verdicts: dict[str, Verdict
         counts_from_end_record=from_end and bool(counts),
         unfinished_runs=() if name in READER_PHASES else _unfinished_runs(records),
         returncode=max(returncodes, key=abs) if returncodes else None,
-        duration_s=sum(end.duration_s for end in ends),
-        errors=_texts(ends, "error"),
-        interrupted=_texts(ends, "interrupted"),
-        not_started=_texts(ends, "not_started"),
-        deadline=_texts(ends, "deadline"),
-        children=next(iter(_texts(ends, "children")), ""),
+        duration_s=sum(end.duration_s or 0.0 for end in ends),
+        errors=_texts(end.error for end in ends),
+        interrupted=_texts(end.interrupted for end in ends),
+        not_started=_texts(end.not_started for end in ends),
+        deadline=_texts(end.deadline for end in ends),
+        children=next(iter(_texts(end.children for end in ends)), ""),
         slots=max((end.slots for end in ends if end.slots is not None), default=None),
         devices=tuple(sorted({device for end in ends for device in end.devices})),
         affected=decision_of(records),
     )
 
 
-def _texts(ends: list[PhaseRecord], key: str) -> tuple[str, ...]:
+def _texts(values: Iterable[str | None]) -> tuple[str, ...]:
     """The non-empty values of an optional text field of the phase's end records."""
-    return tuple(text for text in (end.text(key) for end in ends) if text)
+    return tuple(text for text in values if text)
 
 
 def _unfinished_runs(phase_records: list[Record]) -> tuple[str, ...]:

@@ -58,7 +58,7 @@ def missing_jobs(records: Iterable[Record], expected: Sequence[ExpectedJob]) -> 
     reported: set[tuple[object, object]] = set()
     for record in records:
         if isinstance(record, PhaseRecord) and record.shard:
-            reported.add((record.raw.get("platform"), record.shard))
+            reported.add((record.platform, record.shard))
             reported.add((None, record.shard))
     return [job for job in expected if (job.platform, f"job {job.id}") not in reported]
 

@@ -91,8 +91,9 @@ class Run:
                          rc=507046, where=WHERE_HUNG)  # fmt: skip
 
     def poison_skip(self, phase: str, nodeid: str, worker: str, *, test: bool = True) -> Run:
-        self.add(phase, "poison_skip", selector=nodeid, nodeid=nodeid,
-                 runtime="host_build_graph", worker=worker, reason=GAVE_UP)  # fmt: skip
+        device = int(worker.split("/dev")[1].split("/")[0])
+        self.add(phase, "poison_skip", selector=nodeid, nodeid=nodeid, runtime="host_build_graph",
+                 worker=worker, device=device, reason=GAVE_UP)  # fmt: skip
         if test:
             self.test(phase, nodeid, "poison_skipped", worker=worker, message=GAVE_UP)
         return self
@@ -205,7 +206,7 @@ STOPPED = "not run: the L2 session stopped after 5 worker crashes (--max-worker-
 def test_a_crash_fails_its_test_and_the_tests_it_left_unrun_fail_by_the_device() -> None:
     crashed, unrun = f"{CRASH_LOOP}[4]", f"{CRASH_LOOP}[5]"
     run = Run().start("l2")
-    run.test("l2", crashed, "failed", poisoned=True, worker=worker_key(0, "gw5"),
+    run.test("l2", crashed, "failed", poisoned=True, worker=worker_key(0, "gw5"), crashed=crashed,
              message=f"worker gw5 crashed while running {crashed}")  # fmt: skip
     run.test("l2", unrun, "failed", worker=None, device=None, runtime=None, message=STOPPED)
     ended = "not run: the xdist session ended without running it, after 2 worker crash(es)"
@@ -220,10 +221,10 @@ def test_a_crash_fails_its_test_and_the_tests_it_left_unrun_fail_by_the_device()
 def test_a_crash_record_that_names_another_test_is_the_device() -> None:
     neighbour, crashed = VICTIMS[0], f"{CRASH_LOOP}[0]"
     run = Run().start("l2")
-    run.test("l2", neighbour, "failed", message=f"worker gw1 crashed while running {crashed}")
-    long_id = f"{CRASH_LOOP}[{'x' * 400}]"  # named only in part: the message is cut
-    message = f"worker gw1 crashed while running {long_id}"[:300]
-    run.test("l2", long_id, "failed", message=message)
+    said = f"worker gw1 crashed while running {crashed}"
+    run.test("l2", neighbour, "failed", crashed=crashed, message=said)
+    long_id = f"{CRASH_LOOP}[{'x' * 400}]"  # the field names it whole, where a message is cut
+    run.test("l2", long_id, "failed", crashed=long_id, message=said[:300])
     attempts = causes(attribute_run(run))
     assert attempts[(neighbour, "l2", 1)] == DEVICE
     assert attempts[(long_id, "l2", 1)] == TEST

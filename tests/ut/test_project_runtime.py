@@ -93,11 +93,13 @@ def test_a_force_reset_that_does_not_take_poison_skips_the_rest(
     monkeypatch.setenv("SIMPLER_RESET_ATTEMPTS", "2")
     result, records = _run(pytester)
     result.assert_outcomes(failed=1, skipped=3)
-    assert {r["nodeid"] for r in records if r["type"] == "poison_skip"} == set(VICTIMS)
+    skips = [r for r in records if r["type"] == "poison_skip"]
+    assert {r["nodeid"] for r in skips} == set(VICTIMS)
     path = _path(records)
     assert ("force_reset", "force_reset", "reset_retry") in path
     give_up = [r for r in records if r["type"] == "lifecycle" and r["trigger"] == "give_up"]
     assert [(r["rc"], r["where"]) for r in give_up] == [(507033, "rtDeviceReset")]
+    assert {r["device"] for r in skips} == {r["device"] for r in give_up}  # the worker's card
 
 
 def test_a_translator_that_raises_leaves_the_error_and_is_reported_once(

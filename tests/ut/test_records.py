@@ -44,7 +44,7 @@ WRITTEN: dict[str, dict[str, Any]] = {
                   "source": "poisoned", "dest": "skipped", "trigger": "give_up", "rc": None,
                   "where": None, "nodeid": "t.py::test_b", "attempt": 1},
     "poison_skip": {"selector": "test_hang", "nodeid": "t.py::test_c", "runtime": "hbg",
-                    "worker": "a5sim/hbg/dev1/gw1", "reason": "worker poisoned"},
+                    "worker": "a5sim/hbg/dev1/gw1", "device": 1, "reason": "worker poisoned"},
     "quarantine": {"devices": [1], "reason": "worker could not be reset in L2"},  # old name
     "device_retired": {"devices": [2], "reason": "worker could not be reset in L2"},
     "leftover": {"when": "exit", "processes": [{"pid": 42, "name": "sleep", "test": None}]},
@@ -126,6 +126,20 @@ def test_optional_text_reads_empty_for_null_and_text_for_anything_else() -> None
     assert record.text("rc") == "507046"
     assert records.opt_text(record.raw, "message") is None
     assert records.opt_text(record.raw, "rc") == "507046"
+
+
+def test_a_field_read_on_its_class_is_the_field_named_as_in_the_file() -> None:
+    assert TestRecord.duration_s.key == "duration_s" and PhaseRecord.event.key == "event"
+    assert {TestRecord.nodeid.key, TestRecord.crashed.key} <= TestRecord.field_names
+
+
+def test_fields_whose_absence_says_something_read_as_none_when_absent() -> None:
+    test, child, phase = (from_dict({"type": kind}) for kind in ("test", "child", "phase"))
+    assert isinstance(test, TestRecord) and isinstance(child, ChildRecord)
+    assert isinstance(phase, PhaseRecord)
+    assert (test.duration_s, child.duration_s, phase.planned, phase.platform) == (None,) * 4
+    planned = from_dict({"type": "phase", "planned": [], "duration_s": 0})
+    assert isinstance(planned, PhaseRecord) and planned.planned == ()  # an empty plan is one
 
 
 def test_fields_of_the_wrong_kind_read_as_absent() -> None:

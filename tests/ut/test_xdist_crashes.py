@@ -204,6 +204,7 @@ def test_a_crash_is_the_failure_of_the_test_that_was_running(tmp_path: Path) -> 
     record = _tests(tmp_path)["a.py::a2"]
     assert record["outcome"] == "failed"
     assert record["message"] == "worker gw0 crashed while running a.py::a2"
+    assert record["crashed"] == "a.py::a2"  # the fact, as a field: no reader parses the message
     assert record["poisoned"] is True  # held a pooled worker: the retry re-runs it
     assert (record["worker"], record["device"], record["runtime"]) == (held.worker, 0, "default")
     assert record["phase"] == "l2"
