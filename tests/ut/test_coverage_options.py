@@ -9,6 +9,7 @@ import pytest
 from simpler.commands.shared import cov_request
 from simpler.coverage import options
 from simpler.coverage.options import CovRequest, Report, cov_options, parse_report, split_cov_args
+from simpler.reporting.records import CoverageRecord
 from simpler.usage import UsageError
 
 
@@ -123,4 +124,5 @@ def test_the_settings_survive_the_report_record() -> None:
         _run_args("--cov=a", "--cov-report=xml:c.xml", "--cov-context=test", "--cov-branch"),
         "simpler run",
     )
-    assert options.CovOptions.from_record(got.to_record()) == got
+    written = got.add_to(CoverageRecord.build(run="run-1", phase="", event="run"))
+    assert options.CovOptions.from_record(written.raw) == got
