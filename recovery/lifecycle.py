@@ -17,6 +17,7 @@ from recovery.policy import poisons_worker
 from recovery.table import RUNNABLE_STATES, STATES, TRANSITIONS, Edge, LifecycleMachine
 from simpler.env_settings import positive_int_env
 from simpler.errors import DeviceRuntimeError
+from simpler.reporting.records import LifecycleRecord, RecordOrigin
 
 __all__ = [
     "DEFAULT_RESET_ATTEMPTS",
@@ -47,7 +48,7 @@ class DeviceRunner(Protocol):
     def unusable(self) -> bool: ...
 
 
-RecordSink = Callable[[dict[str, Any]], None]
+RecordSink = Callable[[LifecycleRecord], None]
 RunnerFactory = Callable[[str, int], DeviceRunner]
 # A project's exception as a DeviceRuntimeError (or unchanged): the plugin's conftest hook.
 ErrorTranslator = Callable[[BaseException | None], BaseException | None]
@@ -93,6 +94,7 @@ class PooledWorker:
         key: WorkerKey,
         sink: RecordSink,
         *,
+        origin: RecordOrigin,
         recovery: bool = True,
         max_attempts: int = DEFAULT_RESET_ATTEMPTS,
         factory: RunnerFactory = _default_factory,
@@ -108,6 +110,7 @@ class PooledWorker:
         self.must_end_process = False
         self.poisonings = 0  # how often this worker was poisoned: its pool's neighbours check
         self._sink = sink
+        self._origin = origin  # the run and phase its records name
         self._factory = factory
         self._translate: ErrorTranslator = translate or (lambda error: error)
         self.runner: DeviceRunner | None = None
@@ -279,22 +282,20 @@ class PooledWorker:
         rc, where = _rc_where(None if starts_reset else event.kwargs.get("error"))
         # The attempt an edge starts (into force_reset) or ends (out of it, but a close).
         in_reset = "force_reset" in (edge.source, dest) and event.event.name != "close"
-        self._sink(
-            {
-                "type": "lifecycle",
-                "worker": str(self.key),
-                "runtime": self.key.runtime,
-                "device": self.key.device,
-                "source": edge.source,
-                "dest": dest,
-                "trigger": edge.label or event.event.name,
-                "rc": event.kwargs.get("rc", rc),
-                "where": where,
-                "nodeid": event.kwargs.get("nodeid", ""),
-                "attempt": self.attempt if in_reset else None,
-                **({"reason": reason} if reason else {}),
-            }
+        record = self._origin.build(
+            LifecycleRecord,
+            worker=str(self.key),
+            runtime=self.key.runtime,
+            device=self.key.device,
+            source=edge.source,
+            dest=dest,
+            trigger=edge.label or event.event.name,
+            rc=event.kwargs.get("rc", rc),
+            where=where,
+            nodeid=event.kwargs.get("nodeid", ""),
+            attempt=self.attempt if in_reset else None,
         )
+        self._sink(record.replace(reason=reason) if reason else record)
 
 
 def _rc_where(error: BaseException | None) -> tuple[int | None, str | None]:

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Generator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from simpler.coverage.process_env import CONTEXT_ENV, LABEL_ENV, WORKERS_ENV, worker_label
+from simpler.reporting.records import CoverageRecord, RecordOrigin
 
 if TYPE_CHECKING:
     from coverage import Coverage
@@ -95,11 +96,11 @@ class ProcessCoverage:
             label = worker_label(label, worker)
         return cls(cov, label, attempt=attempt, contexts=os.environ.get(CONTEXT_ENV) == "test")
 
-    def start_record(self) -> dict[str, Any]:
+    def start_record(self, origin: RecordOrigin) -> CoverageRecord:
         # The file's own name gets its host, pid and random parts as it is first written.
         prefix = os.path.basename(str(self._cov.get_option("run:data_file")))
-        return {"type": "coverage", "event": "process", "label": self.label,
-                "pid": os.getpid(), "data_file": prefix}  # fmt: skip
+        return origin.build(CoverageRecord, event="process", label=self.label,
+                            pid=os.getpid(), data_file=prefix)  # fmt: skip
 
     def context_of(self, nodeid: str) -> str:
         return f"{nodeid}|run" if self._attempt <= 1 else f"{nodeid}|attempt {self._attempt}"

@@ -74,15 +74,16 @@ class CovOptions:
     config: str | None = None  # --cov-config; None: coverage.py's own search (.coveragerc, ...)
     branch: bool = False  # --cov-branch: measure branches whatever the config says
 
-    def to_record(self) -> dict[str, object]:
-        return {
-            "sources": list(self.sources),
-            "reports": [[r.kind, r.path, r.skip_covered] for r in self.reports],
-            "context": self.context,
-            "fail_under": self.fail_under,
-            "config": self.config,
-            "branch": self.branch,
-        }
+    def add_to(self, record: CoverageRecord) -> CoverageRecord:
+        """The run's ``coverage`` record with these settings in it."""
+        return record.replace(
+            sources=list(self.sources),
+            reports=[[r.kind, r.path, r.skip_covered] for r in self.reports],
+            context=self.context,
+            fail_under=self.fail_under,
+            config=self.config,
+            branch=self.branch,
+        )
 
     @classmethod
     def from_record(cls, record: CoverageRecord) -> CovOptions:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from simpler.coverage.process_env import RunCoverage
 from simpler.orchestrator.children import ChildStarts
@@ -14,7 +14,7 @@ from simpler.orchestrator.pytest_args import PytestArgs
 from simpler.reporting import report_file
 from simpler.reporting.follow import ReportFollower
 from simpler.reporting.quarantine_file import QuarantineFile
-from simpler.reporting.records import from_dict
+from simpler.reporting.records import Record, RecordOrigin
 from simpler.reporting.summary import Ruling
 
 if TYPE_CHECKING:
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from simpler.share.listing import ResourceTest
 
 __all__ = ["RunContext"]
+
+R = TypeVar("R", bound=Record)
 
 
 @dataclass
@@ -86,8 +88,10 @@ class RunContext:
             follower = self._follower = ReportFollower(self.report, self.run_id)
         return follower
 
-    def write(self, record_type: str, **fields: object) -> None:
-        raw = report_file.make_record(record_type, **fields)
-        raw["run"] = self.run_id
-        raw["phase"] = raw.get("phase") or self.current_phase
-        report_file.write_record(self.report, from_dict(raw))
+    def record(self, kind: type[R], **fields: Any) -> R:
+        """A new record of ``kind`` from the orchestrator: this run's, in its current phase."""
+        return RecordOrigin(self.run_id, self.current_phase).build(kind, **fields)
+
+    def write(self, record: Record) -> None:
+        """Append ``record`` to this run's report file."""
+        report_file.write_record(self.report, record)

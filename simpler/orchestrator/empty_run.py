@@ -10,13 +10,12 @@ a report is red) and reads "nothing to run" as the deliberate result it is, gree
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from simpler.orchestrator.options import RunOptions
 from simpler.orchestrator.run_identity import run_id_for
 from simpler.reporting import report_file
-from simpler.reporting.records import from_dict
+from simpler.reporting.records import PhaseRecord, RecordOrigin
 
 __all__ = ["record_nothing_to_run"]
 
@@ -30,13 +29,12 @@ def record_nothing_to_run(
 ) -> None:
     """Write the empty L2 phase of this run: ``why`` names the decision."""
     path = report_file.report_path(options.report).resolve()
-    run_id = run_id_for(path, explicit=options.run_id, starts_run=True)
-    plan: dict[str, Any] = {"planned": [], "no_device": [], "selected": suite_size}
+    origin = RecordOrigin(run_id_for(path, explicit=options.run_id, starts_run=True), "l2")
+    start = origin.build(PhaseRecord, event="start", shard=shard, platform=options.platform,
+                         planned=[], no_device=[], selected=suite_size)  # fmt: skip
     if affected is not None:
-        plan["affected"] = affected
-    start = {"event": "start", "shard": shard, "platform": options.platform, **plan}
-    end = {"event": "end", "counts": {}, "returncode": 0, "duration_s": 0.0, "not_started": why}
-    for fields in (start, end):
-        raw = report_file.make_record("phase", **fields)
-        raw["run"], raw["phase"] = run_id, "l2"
-        report_file.write_record(Path(path), from_dict(raw))
+        start = start.replace(affected=affected)
+    end = origin.build(PhaseRecord, event="end", counts={}, returncode=0, duration_s=0.0,
+                       not_started=why)  # fmt: skip
+    for record in (start, end):
+        report_file.write_record(path, record)

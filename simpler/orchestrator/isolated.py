@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from simpler.ci.child_output import announce
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.orchestrator.context import RunContext
-from simpler.orchestrator.phase_jobs import execute_for_phase
+from simpler.orchestrator.phase_jobs import child_record, execute_for_phase
 from simpler.orchestrator.pytest_args import undistributed_options
 from simpler.orchestrator.pytest_run import deadline_env, l2_plugin_flags, phase_call, phase_exit
 from simpler.orchestrator.quarantine_setup import quarantine_env
@@ -128,10 +128,7 @@ def _finished(ctx: RunContext, result: JobResult) -> None:
     stopped = result.extra.get("deadline") or result.extra.get("interrupted")
     if not result.ok and not stopped and _died(result):
         # Its tests' own records say what failed; a process that died says it here.
-        ctx.write("child", label=result.label, nodeid=None, returncode=result.returncode,
-                  signal=result.signal, devices=result.devices, duration_s=result.duration_s,
-                  timed_out=result.timed_out, reached_summary=result.reached_summary,
-                  tail=result.tail, log=result.log, isolated=True)  # fmt: skip
+        ctx.write(child_record(ctx, result).replace(isolated=True))
     announce(result)
 
 

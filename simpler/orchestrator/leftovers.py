@@ -31,6 +31,7 @@ import psutil
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.signals import Interrupted, RunSignals, signals_raise_interrupted
 from simpler.reporting.notices import describe_leftovers
+from simpler.reporting.records import LeftoverRecord
 from simpler.scheduler.process import LIVE
 from simpler.scheduler.reaper import child_subreaper, descendants, stop_leftovers
 
@@ -82,7 +83,7 @@ def sweep_leftovers(
     found = [leftover.as_dict() for leftover in stop_leftovers(keep=keep)]
     if found:
         try:
-            ctx.write("leftover", when=when, processes=found)
+            ctx.write(ctx.record(LeftoverRecord, when=when, processes=found))
         except OSError as error:  # the summary (or the way out) must not fail for it
             print(f"simpler: {error}", file=sys.stderr)
     return found

@@ -11,11 +11,11 @@ from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.run_coverage import result_ended
 from simpler.orchestrator.signals import Interrupted
 from simpler.reporting.nodeids import file_of
-from simpler.reporting.records import TestRecord
+from simpler.reporting.records import ChildRecord, TestRecord
 from simpler.scheduler.executor import Execution, ExecutorOptions, execute
 from simpler.scheduler.jobs import Job, JobResult
 
-__all__ = ["execute_for_phase"]
+__all__ = ["child_record", "execute_for_phase"]
 
 
 def execute_for_phase(
@@ -67,6 +67,23 @@ def execute_for_phase(
     if any(result.extra.get("deadline") for result in execution.results):
         ctx.cut_by_deadline.add(phase)
     return execution
+
+
+def child_record(ctx: RunContext, result: JobResult) -> ChildRecord:
+    """The ``child`` record of a child that ended: how, on which devices, where its output is."""
+    return ctx.record(
+        ChildRecord,
+        label=result.label,
+        nodeid=result.nodeid,
+        returncode=result.returncode,
+        signal=result.signal,
+        devices=result.devices,
+        duration_s=result.duration_s,
+        timed_out=result.timed_out,
+        reached_summary=result.reached_summary,
+        tail=result.tail,
+        log=result.log,
+    )
 
 
 def _forked_crash(ctx: RunContext, phase: str, result: JobResult) -> bool:

@@ -13,10 +13,11 @@ from simpler.ci.child_output import announce
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.orchestrator.collection import ListingError, collect_suite
 from simpler.orchestrator.context import RunContext
-from simpler.orchestrator.phase_jobs import execute_for_phase
+from simpler.orchestrator.phase_jobs import child_record, execute_for_phase
 from simpler.orchestrator.pytest_args import resource_child_argv
 from simpler.orchestrator.quarantine_setup import quarantine_env
 from simpler.orchestrator.run_coverage import coverage_env, result_ended
+from simpler.reporting.records import DeviceRetiredRecord
 from simpler.reporting.recovery_queries import retired_devices
 from simpler.scheduler.durations import estimator, load_measurements, record_results
 from simpler.scheduler.executor import ExecutorOptions
@@ -24,20 +25,6 @@ from simpler.scheduler.jobs import Job, JobResult
 from simpler.share.listing import ResourceTest
 
 __all__ = ["resource_phase"]
-
-# The fields of a finished child that its ``child`` record keeps (docs/design.md, The report file).
-CHILD_FIELDS = (
-    "label",
-    "nodeid",
-    "returncode",
-    "signal",
-    "devices",
-    "duration_s",
-    "timed_out",
-    "reached_summary",
-    "tail",
-    "log",
-)
 
 
 def resource_phase(ctx: RunContext) -> int:
@@ -70,9 +57,8 @@ def resource_phase(ctx: RunContext) -> int:
         launcher=ctx.children.launcher,
     )
     if already:
-        ctx.write(
-            "device_retired", devices=sorted(already), reason="worker could not be reset in L2"
-        )
+        reason = "worker could not be reset in L2"
+        ctx.write(ctx.record(DeviceRetiredRecord, devices=sorted(already), reason=reason))
     execution = execute_for_phase(
         ctx, "resource", jobs, ctx.devices, options,
         coverage_label=lambda result: _coverage_label(result.nodeid or result.label),
@@ -80,9 +66,8 @@ def resource_phase(ctx: RunContext) -> int:
     )  # fmt: skip
     newly = sorted(set(execution.retired) - already)
     if newly:
-        ctx.write(
-            "device_retired", devices=newly, reason="worker could not be reset in a Resource child"
-        )
+        reason = "worker could not be reset in a Resource child"
+        ctx.write(ctx.record(DeviceRetiredRecord, devices=newly, reason=reason))
     # A job the deadline stopped or kept from starting is no failure: its test is not run.
     failed = [r for r in execution.results if not r.ok and not r.extra.get("deadline")]
     return EXIT_FAILED if failed or (execution.stopped_by not in (None, "deadline")) else EXIT_OK
@@ -124,14 +109,8 @@ def _finished(ctx: RunContext, result: JobResult) -> None:
         why = result.extra.get("not_run") or f"stopped {stopped}"
         print(f"simpler: {result.nodeid or result.label}: {why}", flush=True)
         return
-    fields = result.serialize()
+    record = child_record(ctx, result).replace(not_run=result.extra.get("not_run"))
     quarantine = ctx.test_quarantine
     # A child that dies before its test's record still belongs to a quarantined test.
-    marks = quarantine.marks(result.nodeid, ctx.platform) if quarantine and result.nodeid else {}
-    ctx.write(
-        "child",
-        **{name: fields[name] for name in CHILD_FIELDS},
-        not_run=result.extra.get("not_run"),
-        **marks,
-    )
+    ctx.write(quarantine.mark(record, ctx.platform) if quarantine and result.nodeid else record)
     announce(result)

@@ -29,7 +29,7 @@ from simpler.orchestrator.retry import retry_phase
 from simpler.orchestrator.run_coverage import run_record
 from simpler.orchestrator.run_history import import_run
 from simpler.orchestrator.signals import Interrupted
-from simpler.reporting.records import ChildRecord, Record, SessionRecord, TestRecord
+from simpler.reporting.records import ChildRecord, PhaseRecord, Record, SessionRecord, TestRecord
 from simpler.reporting.summary import Ruling
 
 __all__ = ["PHASES", "run_phases"]
@@ -51,7 +51,7 @@ def run_phases(ctx: RunContext, phases: list[str]) -> int:
     results: dict[str, int] = {}
     interrupted: Interrupted | None = None
     if ctx.coverage is not None:
-        ctx.write("coverage", **run_record(ctx.coverage, ctx.report))
+        ctx.write(run_record(ctx, ctx.coverage))
     if ctx.deadline is not None:
         warn_if_too_long(ctx, phases)
     if (ctx.resource_tests and "resource" in phases) or (ctx.isolate and "l2" in phases):
@@ -120,23 +120,25 @@ def _not_started(ctx: RunContext, name: str, why: str) -> None:
     if name == "retry" or (ctx.current_phase == name and name in SELECTING_PHASES):
         return  # the retry's tests are the others' (no plan); a started phase wrote its own
     ctx.current_phase = name
-    ctx.write("phase", event="start", shard=ctx.shard, platform=ctx.platform, **_plan(ctx, name))
+    ctx.write(_start(ctx, name))
     deadline = why if ctx.deadline is not None and why == ctx.deadline.reason else None
-    ctx.write("phase", event="end", counts={}, returncode=None, duration_s=0.0, not_started=why,
-              deadline=deadline)  # fmt: skip
+    ctx.write(ctx.record(PhaseRecord, event="end", counts={}, returncode=None, duration_s=0.0,
+                         not_started=why, deadline=deadline))  # fmt: skip
 
 
-def _plan(ctx: RunContext, name: str) -> dict[str, object]:
-    """What a test phase is to run, when the suite was listed up front (completeness.py)."""
+def _start(ctx: RunContext, name: str) -> PhaseRecord:
+    """The start record of the phase ``name`` (the current one): a test phase's says what it is
+    to run, when the suite was listed up front (completeness.py)."""
+    start = ctx.record(PhaseRecord, event="start", shard=ctx.shard, platform=ctx.platform)
     resource = ctx.resource_tests
     if ctx.l2_tests is None or resource is None or name not in SELECTING_PHASES:
-        return {}
+        return start
     selected = len(ctx.l2_tests) + len(resource)
     if name == "resource":
-        return {"planned": [t.nodeid for t in resource], "selected": selected}
+        return start.replace(planned=[t.nodeid for t in resource], selected=selected)
     plain = [n for n in ctx.l2_tests if n in ctx.l2_plain]
-    affected = {"affected": ctx.affected} if ctx.affected is not None else {}
-    return {"planned": list(ctx.l2_tests), "no_device": plain, "selected": selected, **affected}
+    start = start.replace(planned=list(ctx.l2_tests), no_device=plain, selected=selected)
+    return start if ctx.affected is None else start.replace(affected=ctx.affected)
 
 
 def _devices_used(records: list[Record]) -> list[int]:
@@ -150,7 +152,7 @@ def _devices_used(records: list[Record]) -> list[int]:
 
 def _bracketed(ctx: RunContext, name: str, phase: Callable[[RunContext], int]) -> int:
     ctx.current_phase = name
-    ctx.write("phase", event="start", shard=ctx.shard, platform=ctx.platform, **_plan(ctx, name))
+    ctx.write(_start(ctx, name))
     started = time.monotonic()
     returncode, interrupted, crash = EXIT_FAILED, None, None
     try:
@@ -165,8 +167,8 @@ def _bracketed(ctx: RunContext, name: str, phase: Callable[[RunContext], int]) -
     counts = Counter(r.outcome for r in records if isinstance(r, TestRecord))
     if any(isinstance(r, SessionRecord) and r.deadline_held_back for r in records):
         ctx.cut_by_deadline.add(name)  # the plugin kept tests from starting: the deadline cut it
-    ctx.write(
-        "phase",
+    end = ctx.record(
+        PhaseRecord,
         event="end",
         counts=dict(counts),
         returncode=returncode,
@@ -178,6 +180,7 @@ def _bracketed(ctx: RunContext, name: str, phase: Callable[[RunContext], int]) -
         slots=ctx.phase_slots.get(name),
         devices=_devices_used(records),
     )
+    ctx.write(end)
     if interrupted is not None:
         raise interrupted
     return returncode

@@ -4,10 +4,10 @@ each ended is recorded, so the report can say whose data is missing or partial a
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from simpler.coverage.process_env import RunCoverage
+from simpler.reporting.records import CoverageRecord
 from simpler.scheduler.jobs import JobResult
 from simpler.scheduler.process import signal_name
 
@@ -25,15 +25,12 @@ def coverage_env(ctx: RunContext, label: str, *, workers_only: bool = False) -> 
     return ctx.coverage.env(label, workers_only=workers_only)
 
 
-def run_record(coverage: RunCoverage, report: Path) -> dict[str, object]:
-    """The fields of the run's ``coverage`` record: what it asked for, where its data lies, and
-    its root, so that a merge of several checkouts maps their paths onto one."""
-    return {
-        "event": "run",
-        "root": os.getcwd(),
-        "data_dir": os.path.relpath(coverage.data_dir, report.parent),
-        **coverage.options.to_record(),
-    }
+def run_record(ctx: RunContext, coverage: RunCoverage) -> CoverageRecord:
+    """The run's ``coverage`` record: what it asked for, where its data lies, and its root, so
+    that a merge of several checkouts maps their paths onto one."""
+    data_dir = os.path.relpath(coverage.data_dir, ctx.report.parent)
+    record = ctx.record(CoverageRecord, event="run", root=os.getcwd(), data_dir=data_dir)
+    return coverage.options.add_to(record)
 
 
 def process_ended(ctx: RunContext, label: str, pid: int, returncode: int) -> None:
@@ -60,4 +57,4 @@ def _why(signal: str | None, *, timed_out: bool) -> str | None:
 
 
 def _write_ended(ctx: RunContext, label: str, pid: int, why: str | None) -> None:
-    ctx.write("coverage", event="ended", label=label, pid=pid, why=why)
+    ctx.write(ctx.record(CoverageRecord, event="ended", label=label, pid=pid, why=why))

@@ -29,7 +29,7 @@ from simpler.coverage.process_env import worker_label
 from simpler.plugin.device_assignment import ASSIGNED_DEVICE, DeviceAssigner
 from simpler.plugin.no_device_tests import known_to_use_no_device
 from simpler.plugin.options import PluginSettings
-from simpler.plugin.state import write_record
+from simpler.plugin.state import record_origin, write_new, write_record
 from simpler.plugin.test_records import (
     CALL_DEVICE_ERROR,
     HELD_WORKER,
@@ -38,6 +38,7 @@ from simpler.plugin.test_records import (
     build_crash_record,
     build_not_run_record,
 )
+from simpler.reporting.records import CoverageRecord
 
 __all__ = ["CrashWatch"]
 
@@ -74,8 +75,8 @@ class CrashWatch:
         label = os.environ.get(COVERAGE_LABEL_ENV)
         if label:
             why = f"xdist worker crashed: {error.splitlines()[0] if error else 'no reason'}"
-            record = {"type": "coverage", "event": "ended", "why": why}
-            write_record(self._settings, {**record, "label": worker_label(label, worker_id)})
+            label = worker_label(label, worker_id)
+            write_new(self._settings, CoverageRecord, event="ended", why=why, label=label)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any | None:
@@ -123,6 +124,7 @@ class CrashWatch:
         started = self._started.get(crashitem)
         record = build_crash_record(
             crashitem,
+            origin=record_origin(self._settings),
             xdist_worker=worker_id,
             held=held,
             device=workerinput.get(ASSIGNED_DEVICE),
@@ -152,10 +154,13 @@ class CrashWatch:
         if not missing:
             return
         reason = self._not_run_reason()
+        origin = record_origin(self._settings)
         for nodeid in missing:
             write_record(
                 self._settings,
-                build_not_run_record(nodeid, reason=reason, attempt=self._settings.attempt),
+                build_not_run_record(
+                    nodeid, origin=origin, reason=reason, attempt=self._settings.attempt
+                ),
             )
         self._not_run_line = f"simpler: {len(missing)} test(s) {reason}"
 

@@ -13,8 +13,9 @@ import pytest
 
 from simpler.contract import DEADLINE_AT_ENV, DURATIONS_ENV
 from simpler.plugin.options import PluginSettings
-from simpler.plugin.state import write_record
+from simpler.plugin.state import write_new
 from simpler.reporting.nodeids import file_of
+from simpler.reporting.records import SessionRecord
 from simpler.scheduler.durations import load_durations
 
 __all__ = ["DeadlineGuard"]
@@ -46,7 +47,7 @@ class DeadlineGuard:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # The orchestrator learns from this that the deadline cut the phase.
         if self.held_back and self.settings is not None:
-            write_record(self.settings, {"type": "session", "deadline_held_back": self.held_back})
+            write_new(self.settings, SessionRecord, deadline_held_back=self.held_back)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> bool | None:

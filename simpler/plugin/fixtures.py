@@ -20,9 +20,10 @@ from simpler.plugin.needs import BadHookAnswer, runtime_of
 from simpler.plugin.no_device_tests import no_device_tests
 from simpler.plugin.options import PluginSettings, one_runtime_per_device, resolve_settings
 from simpler.plugin.project_runtime import RunnerContractError, runner_factory, translator
-from simpler.plugin.state import POOL, SETTINGS, TRACE, write_record
+from simpler.plugin.state import POOL, SETTINGS, TRACE, record_origin, write_new, write_record
 from simpler.plugin.test_records import AttemptTrace
 from simpler.plugin.worker_pool import WorkerPool
+from simpler.reporting.records import PoisonSkipRecord
 from simpler.runner.cuda_driver import CudaUnavailable
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ def _pool(config: pytest.Config, settings: PluginSettings) -> WorkerPool:
             worker_device(settings.devices, workerinput),
             (workerinput or {}).get("workerid", "main"),
             functools.partial(write_record, settings),
+            origin=record_origin(settings),
             recovery=settings.recovery,
             factory_for=functools.partial(runner_factory, config),
             translator=translator(config),
@@ -145,17 +147,15 @@ def _refuse_unrunnable(
     # A victim queued behind a second fault is registered again: the retry phase gives it
     # another fresh process instead of a verdict it never earned.
     trace.poison_skip_reason = pooled.skip_reason
-    write_record(
+    write_new(
         settings,
-        {
-            "type": "poison_skip",
-            "selector": nodeid,
-            "nodeid": nodeid,
-            "runtime": pooled.key.runtime,
-            "worker": str(pooled.key),
-            "device": pooled.key.device,
-            "reason": pooled.skip_reason,
-        },
+        PoisonSkipRecord,
+        selector=nodeid,
+        nodeid=nodeid,
+        runtime=pooled.key.runtime,
+        worker=str(pooled.key),
+        device=pooled.key.device,
+        reason=pooled.skip_reason,
     )
     pytest.skip(pooled.skip_reason)
 

@@ -56,8 +56,10 @@ from simpler.plugin.state import (
     FinishedTests,
     is_active,
     nested_session,
+    record_origin,
     session_ended,
     session_started,
+    write_new,
     write_record,
 )
 from simpler.plugin.test_records import (
@@ -68,6 +70,7 @@ from simpler.plugin.test_records import (
     ReportedDeviceError,
     build_test_record,
 )
+from simpler.reporting.records import SessionRecord
 
 __all__ = [
     "devices",
@@ -202,7 +205,7 @@ def _measure_coverage(config: pytest.Config, settings: PluginSettings) -> None:
     measured = ProcessCoverage.here(worker=worker, attempt=settings.attempt)
     if measured is not None:
         config.pluginmanager.register(measured, "simpler-coverage")
-        write_record(settings, measured.start_record())
+        write_record(settings, measured.start_record(record_origin(settings)))
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -302,7 +305,11 @@ def pytest_runtest_makereport(
         trace.kernels = runner.launched_kernels()
         settings = item.config.stash[SETTINGS]
         record = build_test_record(
-            item.nodeid, trace, attempt=settings.attempt, retry_role=settings.retry_role
+            item.nodeid,
+            trace,
+            origin=record_origin(settings),
+            attempt=settings.attempt,
+            retry_role=settings.retry_role,
         )
         write_record(settings, record)
     return test_report
@@ -363,13 +370,13 @@ def _record_early_stop(session: pytest.Session) -> None:
     stopped = session.shouldfail or session.shouldstop
     if not stopped or hasattr(config, "workerinput") or not is_active(config):
         return
-    record = {
-        "type": "session",
-        "stopped": str(stopped),
-        "collected": session.testscollected,
-        "finished": config.stash[FINISHED].count,
-    }
-    write_record(config.stash[SETTINGS], record)
+    write_new(
+        config.stash[SETTINGS],
+        SessionRecord,
+        stopped=str(stopped),
+        collected=session.testscollected,
+        finished=config.stash[FINISHED].count,
+    )
 
 
 @pytest.hookimpl(wrapper=True)

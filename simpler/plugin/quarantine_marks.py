@@ -18,7 +18,7 @@ from simpler.reporting.quarantine_file import (
     QuarantineFileError,
     load_quarantine,
 )
-from simpler.reporting.records import PoisonSkipRecord, Record, TestRecord, from_dict
+from simpler.reporting.records import PoisonSkipRecord, Record, TestRecord
 
 __all__ = ["MARKED_TYPES", "mark_test_quarantine"]
 
@@ -37,7 +37,7 @@ def mark_test_quarantine(record: Record, platform: str) -> Record:
     quarantine = _load(path)
     if quarantine is None or not record.nodeid:
         return record
-    return from_dict({**record.raw, **quarantine.marks(record.nodeid, platform)})
+    return quarantine.mark(record, platform)
 
 
 def _load(path: str) -> QuarantineFile | None:

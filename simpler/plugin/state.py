@@ -12,7 +12,7 @@ from simpler.plugin.quarantine_marks import mark_test_quarantine
 from simpler.plugin.test_records import AttemptTrace
 from simpler.plugin.worker_pool import WorkerPool
 from simpler.reporting import report_file
-from simpler.reporting.records import from_dict
+from simpler.reporting.records import Record, RecordOrigin
 
 __all__ = [
     "ACTIVE",
@@ -24,8 +24,10 @@ __all__ = [
     "FinishedTests",
     "is_active",
     "nested_session",
+    "record_origin",
     "session_ended",
     "session_started",
+    "write_new",
     "write_record",
 ]
 
@@ -76,10 +78,20 @@ def is_active(config: pytest.Config) -> bool:
     return config.stash.get(ACTIVE, False)
 
 
-def write_record(settings: PluginSettings, fields: dict[str, Any]) -> None:
-    """Append one record, when this run keeps a report (outside simpler, plain pytest: none)."""
+def write_record(settings: PluginSettings, record: Record) -> None:
+    """Append ``record``, when this run keeps a report (outside simpler, plain pytest: none)."""
     if settings.report is not None:
-        raw = report_file.make_record(fields.pop("type"), **fields)
-        raw["phase"] = raw["phase"] or (settings.phase or "")
-        record = mark_test_quarantine(from_dict(raw), settings.platform)
-        report_file.write_record(settings.report, record)
+        report_file.write_record(settings.report, mark_test_quarantine(record, settings.platform))
+
+
+def write_new(settings: PluginSettings, kind: type[Record], **fields: Any) -> None:
+    """Append a new record of ``kind`` from this process, when this run keeps a report."""
+    if settings.report is not None:
+        write_record(settings, record_origin(settings).build(kind, **fields))
+
+
+def record_origin(settings: PluginSettings) -> RecordOrigin:
+    """The run and phase of this process's records, as the orchestrator named them; outside a
+    phase it started (``--simpler-phase`` given by hand), the phase this process serves."""
+    run, phase = report_file.origin_from_env()
+    return RecordOrigin(run, phase or settings.phase or "")

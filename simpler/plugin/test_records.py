@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from simpler.errors import DeviceRuntimeError
+from simpler.reporting.records import RecordOrigin, TestRecord
 
 __all__ = [
     "CALL_DEVICE_ERROR",
@@ -105,8 +106,8 @@ class AttemptTrace:
 
 
 def build_test_record(
-    nodeid: str, trace: AttemptTrace, *, attempt: int, retry_role: str | None
-) -> dict[str, Any]:
+    nodeid: str, trace: AttemptTrace, *, origin: RecordOrigin, attempt: int, retry_role: str | None
+) -> TestRecord:
     outcome, telling = _outcome(trace)
     if outcome == "passed" and retry_role is not None:
         outcome = "recovered" if retry_role == "victim" else "flaky"
@@ -114,30 +115,32 @@ def build_test_record(
     device_error = trace.device_error
     if device_error is None and isinstance(error, DeviceRuntimeError):
         device_error = error
-    record: dict[str, Any] = {
-        "type": "test",
-        "nodeid": nodeid,
-        "outcome": outcome,
-        "attempt": attempt,
-        "runtime": trace.runtime,
-        "device": trace.device,
-        "worker": trace.worker,
-        "poisoned": trace.poisoned,
-        "message": _message(telling, trace),
-        "tail": _tail(telling) if outcome not in ("xfailed", "xpassed") else "",
-        "rc": device_error.rc if device_error else None,
-        "where": device_error.where if device_error else None,
-        "duration_s": round(sum(r.duration for r in trace.reports), 6),
-        "pid": os.getpid(),  # which process ran it: how many ran at once, from the report
-    }
+    record = origin.build(
+        TestRecord,
+        nodeid=nodeid,
+        outcome=outcome,
+        attempt=attempt,
+        runtime=trace.runtime,
+        device=trace.device,
+        worker=trace.worker,
+        poisoned=trace.poisoned,
+        message=_message(telling, trace),
+        tail=_tail(telling) if outcome not in ("xfailed", "xpassed") else "",
+        rc=device_error.rc if device_error else None,
+        where=device_error.where if device_error else None,
+        duration_s=round(sum(r.duration for r in trace.reports), 6),
+        pid=os.getpid(),  # which process ran it: how many ran at once, from the report
+    )
     if trace.kernels:  # device tests only: a device-free record stays as short as it was
-        record["kernels"] = {name: list(trace.kernels[name]) for name in sorted(trace.kernels)}
+        kernels = {name: list(trace.kernels[name]) for name in sorted(trace.kernels)}
+        record = record.replace(kernels=kernels)
     return record
 
 
 def build_crash_record(
     nodeid: str,
     *,
+    origin: RecordOrigin,
     xdist_worker: str,
     held: HeldWorker | None,
     device: int | None,
@@ -146,7 +149,7 @@ def build_crash_record(
     attempt: int,
     duration_s: float,
     device_error: ReportedDeviceError | None = None,
-) -> dict[str, Any]:
+) -> TestRecord:
     """The verdict of a test whose xdist worker died under it (written by the controller).
 
     ``device_error``: what the test's call report said of its device error: the record
@@ -162,23 +165,23 @@ def build_crash_record(
         if held is not None
         else f"it held no pooled worker that the controller heard of (device {device})"
     )
-    return {
-        "type": "test",
-        "nodeid": nodeid,
-        "outcome": "failed",
-        "attempt": attempt,
-        "runtime": held.runtime if held else None,
-        "device": held.device if held else device,
-        "worker": held.worker if held else None,
-        "poisoned": poisoned,
-        "message": message[:MESSAGE_CHARS],
-        "tail": f"{message}\nxdist: node down: {down}\n{holding}"
+    return origin.build(
+        TestRecord,
+        nodeid=nodeid,
+        outcome="failed",
+        attempt=attempt,
+        runtime=held.runtime if held else None,
+        device=held.device if held else device,
+        worker=held.worker if held else None,
+        poisoned=poisoned,
+        message=message[:MESSAGE_CHARS],
+        tail=f"{message}\nxdist: node down: {down}\n{holding}"
         + (f"\ndevice error: {device_error.message}" if device_error else ""),
-        "rc": device_error.rc if device_error else None,
-        "where": device_error.where if device_error else None,
-        "duration_s": round(duration_s, 6),
-        "crashed": nodeid,  # the test its worker crashed under: the history's attribution
-    }
+        rc=device_error.rc if device_error else None,
+        where=device_error.where if device_error else None,
+        duration_s=round(duration_s, 6),
+        crashed=nodeid,  # the test its worker crashed under: the history's attribution
+    )
 
 
 def _ended_process_message(xdist_worker: str, error: ReportedDeviceError) -> str:
@@ -196,23 +199,25 @@ def _ended_process_message(xdist_worker: str, error: ReportedDeviceError) -> str
     return head + told + tail
 
 
-def build_not_run_record(nodeid: str, *, reason: str, attempt: int) -> dict[str, Any]:
+def build_not_run_record(
+    nodeid: str, *, origin: RecordOrigin, reason: str, attempt: int
+) -> TestRecord:
     """The verdict of a test the session stopped before running: a named failure, not a gap."""
-    return {
-        "type": "test",
-        "nodeid": nodeid,
-        "outcome": "failed",
-        "attempt": attempt,
-        "runtime": None,
-        "device": None,
-        "worker": None,
-        "poisoned": False,
-        "message": reason[:MESSAGE_CHARS],
-        "tail": "",
-        "rc": None,
-        "where": None,
-        "duration_s": 0.0,
-    }
+    return origin.build(
+        TestRecord,
+        nodeid=nodeid,
+        outcome="failed",
+        attempt=attempt,
+        runtime=None,
+        device=None,
+        worker=None,
+        poisoned=False,
+        message=reason[:MESSAGE_CHARS],
+        tail="",
+        rc=None,
+        where=None,
+        duration_s=0.0,
+    )
 
 
 def _outcome(trace: AttemptTrace) -> tuple[str, list[pytest.TestReport]]:

@@ -20,6 +20,7 @@ from recovery.lifecycle import (
     WorkerKey,
     reset_attempts,
 )
+from simpler.reporting.records import RecordOrigin
 
 __all__ = ["WorkerPool"]
 
@@ -34,6 +35,7 @@ class WorkerPool:
     xdist_worker: str
     sink: RecordSink
     _: KW_ONLY
+    origin: RecordOrigin  # the run and phase of its workers' lifecycle records
     recovery: bool
     factory: Callable[..., Any] | None = None
     factory_for: Callable[[str], RunnerFactory] | None = None
@@ -58,7 +60,12 @@ class WorkerPool:
             elif self.factory is not None:
                 extra["factory"] = self.factory
             worker = PooledWorker(
-                key, self.sink, recovery=self.recovery, max_attempts=reset_attempts(), **extra
+                key,
+                self.sink,
+                origin=self.origin,
+                recovery=self.recovery,
+                max_attempts=reset_attempts(),
+                **extra,
             )
             self._workers[runtime] = worker
             worker.start()

@@ -22,6 +22,7 @@ from typing import Any
 
 from simpler.reporting.atomic_write import write_atomically
 from simpler.reporting.compat import tomllib
+from simpler.reporting.records import ChildRecord, PoisonSkipRecord, TestRecord
 from simpler.reporting.toml_text import toml_string
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
 QUARANTINE_FILE_NAME = "simpler-quarantine.toml"
 QUARANTINE_ENV = "SIMPLER_QUARANTINE"
 MAX_DAYS_AHEAD = 90  # a quarantine is a loan with a due date, never a quiet delete
+OfATest = TestRecord | PoisonSkipRecord | ChildRecord  # the records it marks
 NEW_FILE_HEADER = (
     "# simpler's test quarantine: a quarantined test still runs in every phase, and its\n"
     "# failure does not change the exit code. Every entry expires at most 90 days ahead;\n"
@@ -109,12 +111,13 @@ class QuarantineFile:
         found = self._closest(nodeid, None, expired=False)
         return found or self._closest(nodeid, None, expired=True)
 
-    def marks(self, nodeid: str, platform: str | None) -> dict[str, object]:
-        """The fields a record of ``nodeid`` adds: ``quarantined`` or ``quarantine_expired``."""
-        if self.match(nodeid, platform) is not None:
-            return {"quarantined": True}
-        expired = self.expired_match(nodeid, platform)
-        return {"quarantine_expired": expired.expires.isoformat()} if expired else {}
+    def mark(self, record: OfATest, platform: str | None) -> OfATest:
+        """``record`` with ``quarantined`` set, or ``quarantine_expired``, when an entry covers
+        its test; else ``record`` itself."""
+        if self.match(record.nodeid, platform) is not None:
+            return record.replace(quarantined=True)
+        expired = self.expired_match(record.nodeid, platform)
+        return record.replace(quarantine_expired=expired.expires.isoformat()) if expired else record
 
     def unmatched(self, nodeids: Iterable[str]) -> list[QuarantineEntry]:
         """The entries that cover none of ``nodeids`` (whatever their platforms)."""

@@ -32,6 +32,7 @@ __all__ = [
     "PhaseRecord",
     "PoisonSkipRecord",
     "Record",
+    "RecordOrigin",
     "SessionRecord",
     "TestRecord",
     "from_dict",
@@ -92,6 +93,18 @@ class Record:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.raw)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordOrigin:
+    """The run and phase a writer's records belong to: what every record it builds names."""
+
+    run: str
+    phase: str
+
+    def build(self, kind: builtins.type[R], **values: Any) -> R:
+        """A new record of ``kind`` from this writer (``Record.build``)."""
+        return kind.build(run=self.run, phase=self.phase, **values)
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ __all__ = [
     "append",
     "locked_report",
     "make_record",
+    "origin_from_env",
     "parse_line",
     "parse_record",
     "read",
@@ -76,22 +77,31 @@ def report_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(chosen)
 
 
+def origin_from_env() -> tuple[str, str]:
+    """The run id and the phase the orchestrator names in the environment of a process it
+    starts (``""`` where it names none): the run and phase of that process's records."""
+    return os.environ.get("SIMPLER_RUN_ID", ""), os.environ.get("SIMPLER_PHASE", "")
+
+
 def make_record(record_type: str, **fields: Any) -> dict[str, Any]:
-    """A record with the common fields; run and phase come from the orchestrator's env."""
+    """A record with the common fields; run and phase come from the orchestrator's env (the
+    users' face: simpler's own writers build typed records, ``Record.build``)."""
     if record_type not in RECORD_TYPES:
         raise ValueError(f"unknown record type {record_type!r} (known: {', '.join(RECORD_TYPES)})")
+    run, phase = origin_from_env()
     base: dict[str, Any] = {
         "schema": SCHEMA,
-        "run": os.environ.get("SIMPLER_RUN_ID", ""),
+        "run": run,
         "ts": time.time(),
-        "phase": os.environ.get("SIMPLER_PHASE", ""),
+        "phase": phase,
         "type": record_type,
     }
     return {**base, **fields}
 
 
 def write_record(path: str | os.PathLike[str], record: Record) -> None:
-    """Append a typed record: how simpler's own writers write (``append`` takes a dict)."""
+    """Append a typed record as its line: how simpler's own writers write (``append``, the
+    users' face, takes a dict)."""
     append(path, record.raw)
 
 

@@ -1,4 +1,5 @@
-"""A PooledWorker as the unit tests build it: started, its lifecycle records kept in a list.
+"""A PooledWorker as the unit tests build it: started, its lifecycle records kept in a list
+(each as the dict its report line holds).
 
 Tests of the CUDA runner import it in a child process of their own (tests/ut on its path).
 """
@@ -11,9 +12,26 @@ from typing import Any
 import pytest
 
 from recovery import PooledWorker, WorkerKey
+from recovery.lifecycle import RecordSink
 from simpler import DeviceRuntimeError
+from simpler.reporting.records import RecordOrigin
 
-__all__ = ["device_error", "launch_error", "lifecycle_path", "project_worker", "started_worker"]
+__all__ = [
+    "ORIGIN",
+    "device_error",
+    "keeping",
+    "launch_error",
+    "lifecycle_path",
+    "project_worker",
+    "started_worker",
+]
+
+ORIGIN = RecordOrigin("run-1", "l2")  # the run and phase of the workers' records
+
+
+def keeping(records: list[dict[str, Any]]) -> RecordSink:
+    """A worker's record sink that keeps each record as the dict its line holds."""
+    return lambda record: records.append(record.to_dict())
 
 
 def started_worker(
@@ -26,7 +44,8 @@ def started_worker(
     **options: Any,
 ) -> PooledWorker:
     """A started worker on simpler's own runner for ``platform`` unless ``factory`` is given."""
-    pooled = PooledWorker(WorkerKey(platform, runtime, device, worker), records.append, **options)
+    key = WorkerKey(platform, runtime, device, worker)
+    pooled = PooledWorker(key, keeping(records), origin=ORIGIN, **options)
     pooled.start()
     return pooled
 

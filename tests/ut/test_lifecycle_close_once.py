@@ -10,7 +10,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from pooled_workers import project_worker
+from pooled_workers import ORIGIN, keeping, project_worker
 
 from recovery.lifecycle import PooledWorker
 from simpler import DeviceRuntimeError
@@ -115,7 +115,8 @@ def test_a_retired_worker_is_not_closed_again_at_the_session_end() -> None:
         "myhw",
         0,
         "main",
-        records.append,
+        keeping(records),
+        origin=ORIGIN,
         recovery=True,
         factory=lambda platform, device: CountingRunner(),
         one_runtime_per_device=True,

@@ -17,6 +17,7 @@ from simpler.reporting.quarantine_file import (
     parse_quarantine,
     remove_entries,
 )
+from simpler.reporting.records import TestRecord
 
 TODAY = date(2026, 3, 1)
 SOON = TODAY + timedelta(days=30)
@@ -28,6 +29,10 @@ def entry_text(nodeid: str, expires: date = SOON, extra: str = 'owner = "alice"\
 
 def parse(text: str) -> list[QuarantineEntry]:
     return list(parse_quarantine(text, Path("q.toml"), today=TODAY).entries)
+
+
+def record_of(nodeid: str) -> TestRecord:
+    return TestRecord.build(run="run-1", phase="l2", nodeid=nodeid, outcome="failed")
 
 
 def refusal(text: str) -> str:
@@ -117,8 +122,10 @@ def test_an_expired_entry_loads_flagged_and_is_named_as_a_problem() -> None:
     )
     assert loaded.match("t.py::old", "a5sim") is None
     assert loaded.expired_match("t.py::old", "a5sim") is old
-    assert loaded.marks("t.py::old", "a5sim") == {"quarantine_expired": "2026-02-28"}
-    assert loaded.marks("t.py::today", "a5sim") == {"quarantined": True}
+    old_record = loaded.mark(record_of("t.py::old"), "a5sim")
+    assert (old_record.quarantined, old_record.quarantine_expired) == (False, "2026-02-28")
+    today_record = loaded.mark(record_of("t.py::today"), "a5sim")
+    assert (today_record.quarantined, today_record.quarantine_expired) == (True, None)
 
 
 def test_an_unreadable_file_is_one_line(tmp_path: Path) -> None:
@@ -159,7 +166,8 @@ def test_platforms_limit_where_an_entry_quarantines() -> None:
     )
     assert loaded.match("t.py::a", "a2a3sim") is not None
     assert loaded.match("t.py::a", "a5sim") is None
-    assert loaded.marks("t.py::a", "a5sim") == {}
+    unmarked = record_of("t.py::a")
+    assert loaded.mark(unmarked, "a5sim") is unmarked
 
 
 def test_the_closest_entry_wins() -> None:

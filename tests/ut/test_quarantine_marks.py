@@ -14,9 +14,10 @@ from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.pytest_run import phase_call
 from simpler.orchestrator.quarantine_setup import load_run_quarantine, warn_unmatched
 from simpler.plugin.options import PluginSettings
-from simpler.plugin.state import write_record
+from simpler.plugin.state import write_new
 from simpler.reporting import report_file
 from simpler.reporting.quarantine_file import QUARANTINE_ENV, QUARANTINE_FILE_NAME
+from simpler.reporting.records import LifecycleRecord, PoisonSkipRecord, TestRecord
 from simpler.scheduler.jobs import JobResult
 from simpler.usage import UsageError
 
@@ -54,7 +55,7 @@ def test_records_of_covered_tests_are_marked_and_keep_their_outcome(
     monkeypatch.setenv(QUARANTINE_ENV, str(file))
     report = tmp_path / "report.jsonl"
     for nodeid in ("t.py::TestX::test_a", "t.py::TestXY::test_a", "t.py::old", "t.py::elsewhere"):
-        write_record(settings(report), {"type": "test", "nodeid": nodeid, "outcome": "failed"})
+        write_new(settings(report), TestRecord, nodeid=nodeid, outcome="failed")
     written = records_of(report)
     assert written["t.py::TestX::test_a"]["quarantined"] is True
     assert written["t.py::TestX::test_a"]["outcome"] == "failed"
@@ -72,8 +73,8 @@ def test_a_poison_skip_registration_is_marked_too(
     file.write_text(quarantine_text("t.py::victim"))
     monkeypatch.setenv(QUARANTINE_ENV, str(file))
     report = tmp_path / "report.jsonl"
-    write_record(settings(report), {"type": "poison_skip", "nodeid": "t.py::victim"})
-    write_record(settings(report), {"type": "lifecycle", "nodeid": "t.py::victim"})
+    write_new(settings(report), PoisonSkipRecord, nodeid="t.py::victim")
+    write_new(settings(report), LifecycleRecord, nodeid="t.py::victim")
     marked = [r.get("quarantined") for r in report_file.read(report)]
     assert marked == [True, None]
 
@@ -83,9 +84,9 @@ def test_the_file_is_read_once_per_process(tmp_path: Path, monkeypatch: pytest.M
     file.write_text(quarantine_text("t.py::a"))
     monkeypatch.setenv(QUARANTINE_ENV, str(file))
     report = tmp_path / "report.jsonl"
-    write_record(settings(report), {"type": "test", "nodeid": "t.py::a", "outcome": "passed"})
+    write_new(settings(report), TestRecord, nodeid="t.py::a", outcome="passed")
     file.unlink()  # read again, it would be an error and no mark
-    write_record(settings(report), {"type": "test", "nodeid": "t.py::a", "outcome": "failed"})
+    write_new(settings(report), TestRecord, nodeid="t.py::a", outcome="failed")
     assert [r.get("quarantined") for r in report_file.read(report)] == [True, True]
 
 
@@ -94,7 +95,7 @@ def test_without_a_file_records_are_untouched(
 ) -> None:
     monkeypatch.setenv(QUARANTINE_ENV, "")
     report = tmp_path / "report.jsonl"
-    write_record(settings(report), {"type": "test", "nodeid": "t.py::a", "outcome": "failed"})
+    write_new(settings(report), TestRecord, nodeid="t.py::a", outcome="failed")
     (written,) = report_file.read(report)
     assert "quarantined" not in written and "quarantine_expired" not in written
 

@@ -15,7 +15,7 @@ from simpler.orchestrator.run_identity import run_id_for
 from simpler.reporting import follow, report_file
 from simpler.reporting.follow import ReportFollower, latest_run
 from simpler.reporting.prune import prune_before
-from simpler.reporting.records import Record
+from simpler.reporting.records import Record, TestRecord
 
 
 def _append(path: Path, data: bytes) -> None:
@@ -118,7 +118,7 @@ def test_a_continued_run_finds_its_records_in_a_new_process(
     parsed = _count_parses(monkeypatch)
     ctx = RunContext(platform="a5sim", devices=[0], report=path, run_id="mine")
     assert _nodeids(ctx.records()) == ["l2-test"]
-    ctx.write("test", nodeid="resource-test", outcome="passed")
+    ctx.write(ctx.record(TestRecord, nodeid="resource-test", outcome="passed"))
     assert _nodeids(ctx.records()) == ["l2-test", "resource-test"]
     assert len(parsed) == 2
 
@@ -199,7 +199,8 @@ def test_the_report_phase_parses_only_the_runs_lines(
     path = tmp_path / "report.jsonl"
     _history(path, runs=20, per_run=50)
     ctx = RunContext(platform="a5sim", devices=[0], report=path, run_id="mine")
-    ctx.write("test", phase="l2", nodeid="t.py::test_mine", outcome="failed", message="boom")
+    ctx.current_phase = "l2"
+    ctx.write(ctx.record(TestRecord, nodeid="t.py::test_mine", outcome="failed", message="boom"))
     parsed = _count_parses(monkeypatch)
     assert report_phase(ctx) == 1  # the run's own failure decides, not the history's passes
     assert len(parsed) == 1

@@ -13,6 +13,7 @@ from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.report_phase import report_phase
 from simpler.orchestrator.signals import Interrupted
 from simpler.reporting import report_file
+from simpler.reporting.records import TestRecord
 from simpler.share.listing import ResourceTest
 
 
@@ -94,7 +95,7 @@ def test_an_interrupted_run_counts_its_planned_tests_as_not_run_and_no_test_as_f
     planned = [f"tests/st/test_a.py::test_{i}" for i in range(4)]
 
     def l2(ctx: RunContext) -> int:
-        ctx.write("test", nodeid=planned[0], outcome="passed", attempt=1)
+        ctx.write(ctx.record(TestRecord, nodeid=planned[0], outcome="passed", attempt=1))
         raise Interrupted(signal.SIGINT)
 
     _phases(monkeypatch)
@@ -133,7 +134,7 @@ def test_a_sigint_between_l2_and_resource_counts_the_resource_tests_as_not_run(
 
     def l2(ctx: RunContext) -> int:
         for nodeid in l2_tests:
-            ctx.write("test", nodeid=nodeid, outcome="passed", attempt=1)
+            ctx.write(ctx.record(TestRecord, nodeid=nodeid, outcome="passed", attempt=1))
         return 0
 
     bracketed = run_module._bracketed

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pooled_workers import ORIGIN, keeping
 
 from simpler.errors import DeviceRuntimeError
 from simpler.plugin.options import one_runtime_per_device, plugin_active
@@ -67,8 +68,9 @@ def _pool(card: OneRuntimeContext, records: list[dict[str, Any]], **options: Any
         return lambda platform, device: Runner(card, runtime, device)
 
     return WorkerPool(
-        "myhw", 0, "gw0", records.append, recovery=True, factory_for=factory_for, **options
-    )
+        "myhw", 0, "gw0", keeping(records), origin=ORIGIN, recovery=True, factory_for=factory_for,
+        **options,
+    )  # fmt: skip
 
 
 def test_without_the_option_a_second_runtime_cannot_start_on_such_a_context() -> None:
@@ -140,7 +142,9 @@ def _shared_pool(card: SharedContext, records: list[dict[str, Any]]) -> WorkerPo
     def factory_for(runtime: str) -> Any:
         return lambda platform, device: SharedRunner(card, runtime, device)
 
-    return WorkerPool("myhw", 0, "gw0", records.append, recovery=True, factory_for=factory_for)
+    return WorkerPool(
+        "myhw", 0, "gw0", keeping(records), origin=ORIGIN, recovery=True, factory_for=factory_for
+    )
 
 
 @pytest.mark.parametrize("reset_works", [True, False])
