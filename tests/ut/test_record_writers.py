@@ -26,7 +26,7 @@ PRODUCT = ("simpler", "recovery")
 
 # A value of each kind of field that reads back as itself (any other kind: text).
 SAMPLES: dict[Any, Any] = {
-    read.int_: 3, read.float_: 1.5, read.duration: 2.5, read.device: 1, read.ints: [1, 2],
+    read.int_: 3, read.float_: 1.5, read.ints: [1, 2], read.opt_strings: ["t.py::b"],
     read.strings: ["t.py::a"], read.flag: True, read.true: True, read.opt_flag: False,
     read.positive_counts: {"passed": 2}, read.kernels: {"k": ["k.cpp"]},
     read.mapping: {"since": "HEAD~1"}, read.list_: [["xml", "c.xml", False]],
