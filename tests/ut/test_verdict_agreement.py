@@ -10,6 +10,7 @@ them) are read both ways, the files in every order.
 from __future__ import annotations
 
 import itertools
+import os
 import tempfile
 from collections.abc import Sequence
 from contextlib import closing
@@ -18,10 +19,11 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from postgres_server import PostgresServer
 from test_history_attribution import GAVE_UP, Run, worker_key
 
 from simpler.history.importer import import_reports
-from simpler.history.schema import connect
+from simpler.history.store import open_store
 from simpler.reporting.report_file import read_records
 from simpler.reporting.verdicts import analyze, select_latest_runs
 
@@ -128,10 +130,13 @@ def report_verdicts(files: Sequence[Path]) -> dict[str, str]:
     return {nodeid: verdict.outcome for nodeid, verdict in analyze(records).verdicts.items()}
 
 
-def history_verdicts(db: Path, files: Sequence[Path], *, together: bool = False) -> dict[str, str]:
-    """What the history stores for the run, the files imported in the order given: each by
-    an import of its own (as each CI job's), or ``together`` by one (read side by side)."""
-    with closing(connect(db)) as conn:
+def history_verdicts(
+    store: Path | str, files: Sequence[Path], *, together: bool = False
+) -> dict[str, str]:
+    """What the history (a file, or a server's URL) stores for the run, the files imported in
+    the order given: each by an import of its own (as each CI job's), or ``together`` by one
+    (read side by side)."""
+    with closing(open_store(str(store))) as conn:
         for batch in [list(files)] if together else [[path] for path in files]:
             import_reports(conn, batch)
         rows = conn.execute("SELECT nodeid, outcome FROM verdicts WHERE run_id = ?", (RUN_ID,))
@@ -178,6 +183,17 @@ def test_the_handcrafted_run_agrees_in_every_order_of_its_files() -> None:
             TRIGGER: "flaky", VICTIM: "recovered", SKIP_AFTER: "poison_skipped",
             SKIP_BEFORE: "poison_skipped", QUIET_VICTIM: "poison_skipped", RESOURCE: "failed",
         }  # fmt: skip
+
+
+def test_a_server_agrees_too(postgres_server: PostgresServer) -> None:
+    """The same run into PostgreSQL, whose imports weigh the rule under the run's lock."""
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        scenario = handcrafted()
+        files = scenario.files(folder, copies=[(0, 4), (1, scenario.steps_of(1))])
+        for index, order in enumerate([files, files[::-1]]):
+            url = postgres_server.create_database(f"agreement_{os.getpid()}_{index}")
+            assert history_verdicts(url, order) == report_verdicts(order)
 
 
 def test_the_later_record_of_one_attempt_decides_whichever_file_comes_first() -> None:
@@ -242,7 +258,7 @@ def runs(draw: st.DrawFn) -> tuple[Scenario, list[tuple[int, int]]]:
 
 
 @settings(
-    max_examples=100, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
 )
 @given(runs(), st.data())
 def test_any_run_agrees_in_any_order_of_its_files(
