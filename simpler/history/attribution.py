@@ -148,7 +148,7 @@ class RunAttribution:
             outcome = "unknown"  # a verdict nobody can read must not pass for green
         ts = ts if type(ts) is float or type(ts) is int else None
         registration = self._pending.pop((phase, nodeid), None) if self._pending else None
-        # The record that meets a registration is its poison-skip's own, unless it outlasts it.
+        # A record after its registration is that poison-skip's, unless the rule prefers it.
         if registration is not None and not supersedes(
             RecordStanding(phase, ts, attempt, outcome), standing_of(registration)
         ):
