@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 from simpler.contract import GREEN_OUTCOMES, RETIRED_NOT_RUN
 from simpler.reporting import records as kinds
+from simpler.reporting.verdicts import POISON_SKIPPED, RecordStanding, standing_of, supersedes
 
 __all__ = [
     "DEVICE", "INFRA", "MESSAGE_CHARS", "TEST", "Attempt", "RunAttribution", "attribute",
@@ -88,24 +89,16 @@ def attribute(run_id: str, parts: Iterable[Sequence[Record]], *, complete: bool)
 
 
 def merge_attempts(parts: Iterable[Iterable[Attempt]]) -> list[Attempt]:
-    """One attempt per key across sources: the later record wins (by time, so that sources
-    merge in any order), but a plain skip never hides a poison-skip (the importer's upsert
-    follows the same rule)."""
+    """One attempt per key across sources, chosen by the verdict rule (``supersedes``), as
+    the importer stores them: sources merge in any order."""
     merged: dict[tuple[str, str, int], Attempt] = {}
     for attempts in parts:
         for row in attempts:
             key = (row.nodeid, row.phase, row.attempt)
             held = merged.get(key)
-            if held is None or _supersedes(row, held):
+            if held is None or supersedes(row, held):
                 merged[key] = row
     return list(merged.values())
-
-
-def _supersedes(new: Attempt, old: Attempt) -> bool:
-    # A poison-skipped test may also reach pytest as a plain skip: the skip never hides it.
-    if {new.outcome, old.outcome} == {"skipped", "poison_skipped"}:
-        return new.outcome == "poison_skipped"
-    return (new.ts or 0.0) >= (old.ts or 0.0)
 
 
 class RunAttribution:
@@ -156,18 +149,17 @@ class RunAttribution:
             self._max_attempt = attempt
         if type(outcome) is not str or not outcome:
             outcome = "unknown"  # a verdict nobody can read must not pass for green
-        if self._pending and self._pending.pop((phase, nodeid), None) is not None:
-            outcome = "poison_skipped" if outcome == "skipped" else outcome  # as registered
-        key = (nodeid, phase, attempt)
-        if outcome in _GREEN:
-            cause = None
-            if outcome == "skipped":
-                held = self._rows.get(key)
-                if held is not None and held[4] == "poison_skipped":
-                    return  # a plain skip never hides a poison-skip
-        else:
+        ts = ts if type(ts) is float or type(ts) is int else None
+        registration = self._pending.pop((phase, nodeid), None) if self._pending else None
+        # A record after its registration is that poison-skip's, unless the rule prefers it.
+        if registration is not None and not supersedes(
+            RecordStanding(phase, ts, attempt, outcome), standing_of(registration)
+        ):
+            outcome = POISON_SKIPPED
+        cause = None
+        if outcome not in _GREEN:
             cause = self._cause_of_failed_test(record, nodeid, phase, outcome)
-        self._rows[key] = _new(
+        row = _new(
             Attempt,
             (
                 self.run_id,
@@ -179,7 +171,7 @@ class RunAttribution:
                 device if type(device) is int else None,
                 runtime if type(runtime) is str else None,
                 1 if record.get(_QUARANTINED) is True else 0,
-                ts if type(ts) is float or type(ts) is int else None,
+                ts,
                 rc if type(rc) is int else None,
                 where if type(where) is str else None,
                 cause,
@@ -188,6 +180,10 @@ class RunAttribution:
                 None,
             ),
         )
+        key = (nodeid, phase, attempt)
+        held = self._rows.setdefault(key, row)  # one lookup for an attempt's first record
+        if held is not row and supersedes(row, held):
+            self._rows[key] = row
 
     def other(self, typed: kinds.Record) -> None:
         """Any record but a test's: what the attribution of later test records depends on."""
@@ -233,7 +229,7 @@ class RunAttribution:
         return any(d in retired and nodeid not in self._gave_up.get(d, ()) for d in devices)
 
     def _cause_of_failed_test(self, record: Record, nodeid: str, phase: str, outcome: str) -> str:
-        if outcome == "poison_skipped":
+        if outcome == POISON_SKIPPED:
             return DEVICE
         test = _TEST(record)  # typed off the hot path: only a failure gets here
         if _lost_to_another_test(test, nodeid):
@@ -303,12 +299,15 @@ class RunAttribution:
             if type(attempt) is not int:  # the attempt of the test's last record, else 1
                 seen = range(self._max_attempt, 0, -1)
                 attempt = next((a for a in seen if (nodeid, phase, a) in self._rows), 1)
-            self._rows[(nodeid, phase, attempt)] = self._stand_in(
-                nodeid, phase, attempt, "poison_skipped", DEVICE, registration,
+            row = self._stand_in(
+                nodeid, phase, attempt, POISON_SKIPPED, DEVICE, registration,
                 device=registration.device,
                 runtime=registration.runtime,
                 message=registration.reason,
             )  # fmt: skip
+            held = self._rows.get((nodeid, phase, attempt))
+            if held is None or supersedes(row, held):
+                self._rows[(nodeid, phase, attempt)] = row
         self._pending.clear()
 
     def _stand_in(

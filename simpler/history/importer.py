@@ -6,7 +6,8 @@ costs the attempts it yields, not its dictionaries. Each run of each file is the
 one transaction, so a killed import leaves that run as the database had it.
 
 Storing is idempotent and order-free, so shards and copies of one run merge however they
-arrive: an attempt is upserted on its key, the later record (by time) winning; the run's
+arrive: an attempt is upserted on its key where the verdict rule lets it replace the one
+stored (``attempt_merge.py``); the run's
 phases are counted per source (``run_meta.py``) and merged by maximum; the run's verdicts
 are recomputed from all of its attempts; and whether the run is complete is decided from
 every source stored so far, which turns every failure of an incomplete run into ``infra``
@@ -30,6 +31,7 @@ from typing import Any
 
 import orjson
 
+from simpler.history.attempt_merge import UPSERT_ATTEMPT, winning_attempts
 from simpler.history.parallel_read import read_in_order
 from simpler.history.parsed_run import SHAPES, ReadRun, RunPart
 from simpler.history.run_meta import MetaSource, RunMeta, RunPhases, record_key
@@ -50,23 +52,6 @@ __all__ = ["ImportSummary", "NotAReport", "import_records", "import_reports"]
 _TYPES = frozenset(RECORD_TYPES)
 _TEST = TestRecord.type_name
 _scan = make_scanner(JSONDecoder())  # type: ignore[arg-type]  # typeshed: the C scanner
-_ON_CONFLICT = """
-ON CONFLICT (run_id, nodeid, phase, attempt) DO UPDATE SET
-    outcome = excluded.outcome, duration_s = excluded.duration_s, device = excluded.device,
-    runtime = excluded.runtime, rc = excluded.rc, "where" = excluded."where",
-    cause = excluded.cause, own_cause = excluded.own_cause,
-    quarantined = excluded.quarantined, message = excluded.message,
-    label = COALESCE(excluded.label, attempts.label), ts = excluded.ts
-WHERE (excluded.outcome = 'poison_skipped' AND attempts.outcome = 'skipped')
-   OR (COALESCE(excluded.ts, 0) >= COALESCE(attempts.ts, 0)
-       AND NOT (excluded.outcome = 'skipped' AND attempts.outcome = 'poison_skipped'))
-"""
-_UPSERT_ATTEMPT = {
-    shape: "INSERT INTO attempts ({}) VALUES ({}) {}".format(
-        ", ".join(f'"{column}"' for column in columns), ", ".join("?" * len(columns)), _ON_CONFLICT
-    )
-    for shape, columns in SHAPES.items()
-}
 _READ_BACK = "SELECT {} FROM attempts WHERE run_id = ? ORDER BY nodeid, phase, attempt".format(
     ", ".join(ATTEMPT_COLUMNS)
 )
@@ -329,7 +314,8 @@ def _store_run(conn: Connection, part: ReadRun, meta: MetaSource) -> tuple[bool,
             part = part.incomplete()
         _upsert_run(conn, run_id, held, part, phases, meta)
         conn.executemany(_UPSERT_PHASE, phases.rows(run_id))
-        written = _write_attempts(conn, part.shaped, new=held is None)
+        shaped = part.shaped if held is None else winning_attempts(conn, run_id, part.shaped)
+        written = _write_attempts(conn, shaped, new=held is None)
         if held is None:  # a new run: nothing of it is stored, so its rows are loaded whole
             conn.insert_passed_once(run_id, part.passed_once)
             conn.insert_rows("verdicts", VERDICT_COLUMNS, part.other_verdicts)
@@ -358,7 +344,7 @@ def _write_attempts(
         if new:
             written += conn.insert_rows("attempts", SHAPES[shape], rows)
         else:
-            written += max(conn.executemany(_UPSERT_ATTEMPT[shape], rows).rowcount, 0)
+            written += max(conn.executemany(UPSERT_ATTEMPT[shape], rows).rowcount, 0)
     return written
 
 

@@ -1,11 +1,12 @@
 """A run's verdicts (one row per test: its final outcome) from the run's attempts.
 
-The final attempt is the one of the latest phase (``phase_rank``; a phase this simpler does
-not know ranks first), then the latest record time, then the highest attempt number; the
-verdict takes its outcome and cause, counts the test's attempts and is quarantined when any
-attempt was. Computed here rather than by an ``INSERT ... SELECT`` over the stored attempts:
-a new run's attempts are in hand already, and one computation serves both a new run and a
-run completed by a later import (whose attempts are read back), so both give the same rows.
+The final attempt is the one the verdict rule picks, as in the report's verdicts
+(``simpler.reporting.verdicts.supersedes``: the latest phase, then the latest record time,
+then the highest attempt number); the verdict takes its outcome and cause, counts the test's
+attempts and is quarantined when any attempt was. Computed here rather than by an ``INSERT
+... SELECT`` over the stored attempts: a new run's attempts are in hand already, and one
+computation serves both a new run and a run completed by a later import (whose attempts are
+read back), so both give the same rows.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from simpler.contract import phase_rank
+from simpler.reporting.verdicts import RecordStanding, supersedes
 
 __all__ = ["ATTEMPT_COLUMNS", "INSERT_VERDICT", "VERDICT_COLUMNS", "verdict_rows"]
 
@@ -29,24 +30,19 @@ INSERT_VERDICT = "INSERT INTO verdicts ({}) VALUES ({})".format(
 def verdict_rows(run_id: str, attempts: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """The verdict rows of ``run_id`` from its attempts (ATTEMPT_COLUMNS), in node id order
     when the attempts come in node id order."""
-    # nodeid -> [the attempt (phase, ts, number), outcome, cause, count, quarantined]; most
-    # tests have one attempt, so an attempt is ranked only when a second one meets it.
+    # nodeid -> [phase, ts, attempt, outcome, cause, count, quarantined] of its final attempt
+    # so far; most tests have one attempt, so the rule weighs one only when a second meets it.
     final: dict[str, list[Any]] = {}
     for nodeid, phase, attempt, outcome, ts, cause, quarantined in attempts:
         held = final.get(nodeid)
         if held is None:
-            final[nodeid] = [(phase, ts, attempt), outcome, cause, 1, quarantined]
+            final[nodeid] = [phase, ts, attempt, outcome, cause, 1, quarantined]
             continue
-        held[3] += 1
-        held[4] = held[4] or quarantined
-        if _rank((phase, ts, attempt)) > _rank(held[0]):
-            held[0], held[1], held[2] = (phase, ts, attempt), outcome, cause
+        held[5] += 1
+        held[6] = held[6] or quarantined
+        if supersedes(RecordStanding(phase, ts, attempt, outcome), RecordStanding(*held[:4])):
+            held[:5] = phase, ts, attempt, outcome, cause
     return [
         (run_id, nodeid, outcome, count, cause, 1 if quarantined else 0)
-        for nodeid, (_, outcome, cause, count, quarantined) in final.items()
+        for nodeid, (_, _, _, outcome, cause, count, quarantined) in final.items()
     ]
-
-
-def _rank(attempt: tuple[str, float | None, int]) -> tuple[int, float, int]:
-    phase, ts, number = attempt
-    return phase_rank(phase), ts or 0.0, number

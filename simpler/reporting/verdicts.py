@@ -2,6 +2,7 @@
 
 Pure computation over the records of ``simpler.reporting.report_file``; nothing here renders text.
 ``simpler.reporting.summary`` turns an :class:`Analysis` into the summary a user reads.
+:func:`supersedes` is the verdict rule, which the history's import follows too.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple, Protocol
 
 from simpler.contract import EXIT_INFRA, GREEN_OUTCOMES, PASSING_OUTCOMES, phase_rank
 from simpler.reporting.affected_block import AffectedDecision, decision_of
@@ -25,14 +27,79 @@ __all__ = [
     "Analysis",
     "Failure",
     "PhaseAccount",
+    "RecordStanding",
+    "Standing",
     "Verdict",
     "analyze",
     "decide_verdicts",
     "select_latest_runs",
+    "standing_of",
+    "supersedes",
 ]
 
 # Phases that only read the report: one left unfinished or failed cannot hide a test.
 READER_PHASES = frozenset({"report"})
+POISON_SKIPPED, SKIPPED = "poison_skipped", "skipped"
+
+
+class Standing(Protocol):
+    """What the verdict rule weighs of one record of a test: a report's test record or
+    poison-skip registration (:func:`standing_of`), or a history's attempt row."""
+
+    @property
+    def phase(self) -> str: ...
+    @property
+    def ts(self) -> float | None: ...
+    @property
+    def attempt(self) -> int | None: ...  # None: a registration (the attempt it meets)
+    @property
+    def outcome(self) -> str: ...
+
+
+class RecordStanding(NamedTuple):
+    """A :class:`Standing` made of a record's fields."""
+
+    phase: str
+    ts: float | None
+    attempt: int | None
+    outcome: str
+
+
+def supersedes(new: Standing, held: Standing) -> bool:
+    """The verdict rule: whether ``new`` replaces ``held`` as their test's final record in
+    one run, in the report's verdicts and in the history's alike.
+
+    The final record is the one of the latest phase (``phase_rank``), then the latest in
+    time, then of the highest attempt; of two alike, the one read later (in one file, the
+    later line), so shard files and copies of them decide the same in any order. A plain
+    skip and a poison-skip of one attempt are one event (pytest may report a poison-skipped
+    test as a plain skip too, before or after its registration): the poison-skip wins.
+    """
+    if new.phase == held.phase and (
+        new.attempt == held.attempt or new.attempt is None or held.attempt is None
+    ):
+        if new.outcome == SKIPPED and held.outcome == POISON_SKIPPED:
+            return False
+        if new.outcome == POISON_SKIPPED and held.outcome == SKIPPED:
+            return True
+        return (new.ts or 0.0) >= (held.ts or 0.0)
+    return _final_key(new) >= _final_key(held)
+
+
+def _final_key(standing: Standing) -> tuple[int, float, int]:
+    attempt = standing.attempt
+    return phase_rank(standing.phase), standing.ts or 0.0, 1 if attempt is None else attempt
+
+
+def standing_of(record: TestRecord | PoisonSkipRecord) -> RecordStanding:
+    """A report record as the rule weighs it: a registration is a poison-skip of the attempt
+    it meets; a test record without an attempt is the first, as the history stores it."""
+    if isinstance(record, PoisonSkipRecord):
+        return RecordStanding(record.phase, record.ts, None, POISON_SKIPPED)
+    attempt = record.attempt
+    return RecordStanding(
+        record.phase, record.ts, 1 if attempt is None else attempt, record.outcome
+    )
 
 
 # Not frozen: a large report builds one per test, and frozen dataclasses are slow to make.
@@ -52,7 +119,7 @@ class Verdict:
 
     @property
     def never_rerun(self) -> bool:
-        return self.outcome == "poison_skipped"
+        return self.outcome == POISON_SKIPPED
 
     @property
     def test(self) -> TestRecord | None:
@@ -187,31 +254,25 @@ def _decide_within_phase(records: list[Record]) -> dict[str, Verdict]:
         if not nodeid:
             continue
         current = winners.get(nodeid)
-        if (
-            current is not None
-            and isinstance(record, TestRecord)
-            and _skip_hides_registration(record, current)
-        ):
-            continue
-        winners[nodeid] = record
+        if current is None or supersedes(standing_of(record), standing_of(current)):
+            winners[nodeid] = record
     return {nodeid: _verdict_of(nodeid, record) for nodeid, record in winners.items()}
-
-
-def _skip_hides_registration(new: TestRecord, old: TestRecord | PoisonSkipRecord) -> bool:
-    # A poison-skipped test may also reach pytest as a plain skip in the same phase; that
-    # skip must not erase the registration, or the test would lose its verdict silently.
-    poisoned = isinstance(old, PoisonSkipRecord) or old.outcome == "poison_skipped"
-    return new.outcome == "skipped" and poisoned
 
 
 def _merge_phases(
     per_phase: dict[str, dict[str, Verdict]], records: Iterable[Record]
 ) -> dict[str, Verdict]:
-    # Shard files may be merged in any order, yet a retry record must still supersede the
-    # L2 record of the test it re-ran: a later phase always wins over an earlier one.
+    # Shard files may be merged in any order: each phase's winners meet by the rule, which a
+    # later phase wins. The first phase's are taken whole (most tests have no other).
     verdicts: dict[str, Verdict] = {}
     for name in sorted(per_phase, key=phase_rank):
-        verdicts.update(per_phase[name])
+        if not verdicts:
+            verdicts.update(per_phase[name])
+            continue
+        for nodeid, verdict in per_phase[name].items():
+            held = verdicts.get(nodeid)
+            if held is None or supersedes(standing_of(verdict.record), standing_of(held.record)):
+                verdicts[nodeid] = verdict
     registrations = {r.nodeid: r for r in records if isinstance(r, PoisonSkipRecord)}
     for nodeid, registration in registrations.items():
         if nodeid in verdicts:
@@ -221,7 +282,7 @@ def _merge_phases(
 
 def _verdict_of(nodeid: str, record: TestRecord | PoisonSkipRecord) -> Verdict:
     if isinstance(record, PoisonSkipRecord):
-        outcome, attempt = "poison_skipped", None
+        outcome, attempt = POISON_SKIPPED, None
     else:
         outcome, attempt = record.outcome, record.attempt
     return Verdict(
