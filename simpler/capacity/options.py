@@ -1,6 +1,6 @@
 """What ``simpler capacity`` was asked, typed: simpler/commands/capacity.py reads its command
-line into one ``CapacityOptions``; the report (report.py) reads that, never argparse's
-Namespace. Light on purpose: the command's parser imports it."""
+line into one ``CapacityOptions``; the report (report.py) reads that, never the parser's
+namespace. Light on purpose: the command's parser imports it."""
 
 from __future__ import annotations
 

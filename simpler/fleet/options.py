@@ -1,5 +1,5 @@
 """What ``simpler plan`` was asked, typed: simpler/commands/plan.py reads its command line into
-one ``PlanOptions``; the matrix (matrix.py) reads that, never argparse's Namespace."""
+one ``PlanOptions``; the matrix (matrix.py) reads that, never the parser's namespace."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """What ``simpler history`` was asked, typed: simpler/commands/history.py reads its command
 line into one ``HistoryOptions``; the subcommands (subcommands.py, quarantine_advice.py) read
-that, never argparse's Namespace. One flat class: each subcommand fills the fields of its own
+that, never the parser's namespace. One flat class: each subcommand fills the fields of its own
 options."""
 
 from __future__ import annotations
