@@ -64,7 +64,8 @@ class _PrintVersions(argparse.Action):
 
 def main(argv: list[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    # Locks, logs, the report, the history database: the machine failed us, not the user.
+    # Locks, logs, the report, the history database (HistoryUnusable is an InfraError): the
+    # machine failed us, not the user.
     return one_line_exit("simpler", lambda: _dispatch(args_list))
 
 
@@ -84,7 +85,7 @@ def _dispatch(argv: list[str]) -> int:
         pytest_args, cov_args = split_cov_args(pytest_args)
         own = [*own, *cov_args]
     namespace = build_parser(name).parse_args(own)
-    if command is None:  # not reached: such a line exits in parse_args
+    if command is None:  # not reached: a line that names no command first ends in parse_args
         raise UsageError("simpler: name a command first (see simpler --help)")
     takes_pytest_args = getattr(command, "PYTEST_ARGS", False)
     if pytest_args and not takes_pytest_args:
