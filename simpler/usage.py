@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from simpler.contract import EXIT_INFRA, EXIT_USAGE
 
@@ -39,6 +39,23 @@ class InfraError(Exception):
 
 
 class OneLineParser(argparse.ArgumentParser):
+    """argparse's parser, its errors one line. A command's parser made with
+    ``refuses_unknown=True`` refuses what it does not know itself, naming the command
+    (``simpler history: unrecognized arguments: ...``), where argparse would leave that to
+    the top-level parser, which names only ``simpler``."""
+
+    def __init__(self, *args: Any, refuses_unknown: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.refuses_unknown = refuses_unknown
+
+    def parse_known_args(  # type: ignore[override]  # argparse's three overloads, as one
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, unknown = super().parse_known_args(args, namespace)
+        if unknown and self.refuses_unknown:
+            self.error(f"unrecognized arguments: {' '.join(unknown)}")
+        return parsed, unknown
+
     def error(self, message: str) -> NoReturn:
         # One clear line, not argparse's usage block.
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")

@@ -13,7 +13,8 @@ Stages, one module each, in the order the data flows:
 - ``step_summary`` appends markdown to GitHub's step summary within its size limit;
 - ``pool_spec`` reads ``--pool``: one pool, or one per backend;
 - ``pool`` simulates each pool with the scheduler's dry run;
-- ``command`` is ``simpler capacity``.
+- ``report`` runs them for what ``simpler capacity`` asked (``options``; the command line is
+  read in simpler/commands/capacity.py).
 
 Nothing here imports cppyy, numpy or ``simpler.runner``: the report never touches a device.
 """

@@ -6,7 +6,6 @@ pool and its own dry run. Parse errors name the bad part, since the whole value 
 
 from __future__ import annotations
 
-import argparse
 from typing import NamedTuple
 
 from simpler.capacity.aggregate import backend_slot
@@ -22,7 +21,7 @@ class PoolSpec(NamedTuple):
 
 
 def parse_pool_spec(text: str) -> PoolSpec:
-    """The spec of ``text``; argparse.ArgumentTypeError naming the part that is wrong."""
+    """The spec of ``text``; ValueError naming the part that is wrong."""
     if "=" not in text:
         return PoolSpec(size=_devices(text, repr(text)))
     pools: list[tuple[str, int]] = []
@@ -34,10 +33,10 @@ def parse_pool_spec(text: str) -> PoolSpec:
         backend, equals, count = part.partition("=")
         backend = backend.strip()
         if not equals or not backend:
-            raise argparse.ArgumentTypeError(f"{where} is not BACKEND=N (e.g. cuda=8,amd=8)")
+            raise ValueError(f"{where} is not BACKEND=N (e.g. cuda=8,amd=8)")
         slot = backend_slot(backend)
         if slot in seen:
-            raise argparse.ArgumentTypeError(f"{where} repeats the pool of {seen[slot]!r}")
+            raise ValueError(f"{where} repeats the pool of {seen[slot]!r}")
         seen[slot] = backend
         pools.append((backend, _devices(count, where)))
     return PoolSpec(per_backend=tuple(pools))
@@ -47,7 +46,7 @@ def _devices(count: str, where: str) -> int:
     try:
         value = int(count.strip())
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{where}: not a whole number of devices") from None
+        raise ValueError(f"{where}: not a whole number of devices") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"{where}: needs at least 1 device, got {value}")
+        raise ValueError(f"{where}: needs at least 1 device, got {value}")
     return value

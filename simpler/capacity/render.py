@@ -20,7 +20,6 @@ if TYPE_CHECKING:  # the pool module imports the scheduler: only --pool needs it
     from simpler.capacity.pool import PoolResult
 
 __all__ = [
-    "SECTIONS",
     "escape_cell",
     "format_hours",
     "format_seconds",
@@ -28,7 +27,6 @@ __all__ = [
     "render_markdown",
 ]
 
-SECTIONS = ("summary", "by-device-count", "by-suite", "all")
 _SUITE_COLUMNS = ("Suite", "Enabled", "Disabled", "Est. Time", "Type")
 _SPLIT_COLUMNS = ("Per-commit", "Nightly", "Per-commit device-h", "Nightly device-h")
 

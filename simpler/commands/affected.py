@@ -48,13 +48,13 @@ def options(namespace: argparse.Namespace) -> AffectedCommand:
     return options_of(AffectedCommand, namespace)
 
 
-def main(command: AffectedCommand, pytest_args: list[str]) -> int:
+def main(command: AffectedCommand, pytest_args: list[str] | None) -> int:
     from simpler.impact.render import explain, json_document, text_lines
     from simpler.orchestrator.affected_run import decide_for
     from simpler.orchestrator.collection import ListingError, collect_suite
 
     try:
-        listing = collect_suite(command.platform, [0], pytest_args)
+        listing = collect_suite(command.platform, [0], pytest_args or [])
     except (ValueError, ListingError) as error:
         raise UsageError(f"{PROG}: {error}") from None
     affected = decide_for(command.rev, listing, command.history, command.platform, PROG,

@@ -131,11 +131,11 @@ def options(namespace: argparse.Namespace) -> RunOptions:
     )
 
 
-def main(run: RunOptions, pytest_args: list[str]) -> int:
+def main(run: RunOptions, pytest_args: list[str] | None) -> int:
     from simpler.orchestrator.prepare import prepare_run
     from simpler.orchestrator.run import run_phases
 
-    prepared = prepare_run(run, pytest_args)
+    prepared = prepare_run(run, pytest_args or [])
     if prepared is None:
         return 0  # this share of a split suite is empty: nothing to run is not a failure
     ctx, phases = prepared

@@ -1,6 +1,7 @@
-"""What ``simpler history`` was asked, typed: command.py reads its command line into one
-``HistoryOptions``; the subcommands (and quarantine_advice.py) read that, never argparse's
-Namespace. One flat class: each subcommand fills the fields of its own options."""
+"""What ``simpler history`` was asked, typed: simpler/commands/history.py reads its command
+line into one ``HistoryOptions``; the subcommands (subcommands.py, quarantine_advice.py) read
+that, never the parser's namespace. One flat class: each subcommand fills the fields of its own
+options."""
 
 from __future__ import annotations
 

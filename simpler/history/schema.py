@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from simpler.usage import InfraError
+
 __all__ = [
     "BUSY_TIMEOUT_S",
     "DDL",
@@ -145,7 +147,7 @@ GROUP BY nodeid HAVING count(*) = 1 AND min(outcome) = 'passed' AND max(quaranti
 """
 
 
-class HistoryUnusable(Exception):
+class HistoryUnusable(InfraError):
     """The file is not a history database simpler can use: one line, exit 3."""
 
 

@@ -14,12 +14,18 @@ from pathlib import Path
 import pytest
 from history_tables import every_row
 
-from simpler.history.command import main
+from simpler import cli
 from simpler.history.importer import import_reports
 from simpler.history.store import open_store, store_label, store_title
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 from bench_history_import import write_bench_reports
+
+
+def main(argv: list[str]) -> int:
+    """``simpler history`` with ``argv``, as the command line has it."""
+    return cli.main(["history", *argv])
+
 
 RUNS, TESTS = 12, 300
 

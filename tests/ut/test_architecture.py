@@ -36,7 +36,9 @@ LAYERS = (
     ("simpler.orchestrator",),
     ("simpler.capacity",),
     ("simpler.fleet",),
-    ("simpler.commands", "simpler.cli", "simpler.report", "simpler.__main__"),
+    # The entries: ``python -m simpler.capacity`` is ``simpler capacity``, through the CLI.
+    ("simpler.commands", "simpler.cli", "simpler.report", "simpler.__main__",
+     "simpler.capacity.__main__"),
 )  # fmt: skip
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from simpler.capacity import command
+from simpler import cli
 from simpler.capacity.pool import pool_jobs
 from simpler.capacity.registry import load_registry
 from simpler.capacity.step_summary import CUT_NOTICE, STEP_SUMMARY_LIMIT, fit
@@ -164,8 +164,8 @@ def test_nothing_to_report_is_a_usage_error() -> None:
 
 
 def test_a_bad_flag_is_a_usage_error_and_main_returns_its_code() -> None:
-    assert command.main(["--section", "sideways"]) == 2
-    assert command.main(["--pool", "0", "--registry", "x"]) == 2
+    assert cli.main(["capacity", "--section", "sideways"]) == 2
+    assert cli.main(["capacity", "--pool", "0", "--registry", "x"]) == 2
 
 
 def test_pool_runs_the_scheduler_dry_run(
@@ -180,7 +180,9 @@ def test_pool_runs_the_scheduler_dry_run(
         registration("16-gpu"),  # larger than the pool
         registration("stress"),  # unsized
     ]
-    code = command.main(["--registry", str(write_registry(tmp_path, entries)), "--pool", "8"])
+    code = cli.main(
+        ["capacity", "--registry", str(write_registry(tmp_path, entries)), "--pool", "8"]
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert "## Pool of 8 devices" in out
@@ -202,7 +204,7 @@ def test_pool_names_a_scheduler_that_cannot_be_imported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setitem(sys.modules, "simpler.scheduler.simulate", None)  # import raises
-    code = command.main(["--registry", str(write_registry(tmp_path, [])), "--pool", "8"])
+    code = cli.main(["capacity", "--registry", str(write_registry(tmp_path, [])), "--pool", "8"])
     assert code == 2
     err = capsys.readouterr().err
     assert err.startswith("simpler capacity: error: --pool: simpler.scheduler.simulate cannot")
@@ -268,8 +270,8 @@ def test_the_command_never_imports_the_device_stack(tmp_path: Path) -> None:
     path = write_registry(tmp_path, [registration("1-gpu")])
     script = (
         "import sys\n"
-        "from simpler.capacity.command import main\n"
-        f"assert main(['--registry', {str(path)!r}, '--section', 'all']) == 0\n"
+        "from simpler.cli import main\n"
+        f"assert main(['capacity', '--registry', {str(path)!r}, '--section', 'all']) == 0\n"
         "loaded = [m for m in ('cppyy', 'numpy', 'simpler.runner', 'pytest') if m in sys.modules]\n"
         "print('loaded:', loaded, file=sys.stderr)\n"
     )
@@ -284,7 +286,7 @@ def test_one_pool_keeps_its_json_key_and_is_listed_among_the_pools(
 ) -> None:
     entries = [registration("2-gpu", est_time=100), registration("4-gpu", backend="amd")]
     args = ["--registry", str(write_registry(tmp_path, entries)), "--pool", "8"]
-    assert command.main([*args, "--format", "json"]) == 0
+    assert cli.main(["capacity", *args, "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["pool"]["pool_size"] == 8
     assert document["pool"]["jobs"] == 2  # one pool mixes the backends, as it always did

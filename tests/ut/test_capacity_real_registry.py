@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from simpler.capacity import command
+from simpler import cli
 
 REGISTRY = Path(__file__).parent / "capacity_data" / "sglang_like_registry.json"
 
@@ -134,7 +134,7 @@ def test_a_pool_per_backend_runs_one_dry_run_each_on_its_own_devices(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     args = ["--registry", str(REGISTRY), "--pool", "cuda=8,rocm=8", "--format", "json"]
-    assert command.main(args) == 0
+    assert cli.main(["capacity", *args]) == 0
     pools = json.loads(capsys.readouterr().out)["pools"]
     assert [(pool["backend"], pool["pool_size"], pool["schedule"]) for pool in pools] == [
         ("cuda", 8, "per-commit"),
@@ -149,14 +149,14 @@ def test_a_pool_per_backend_runs_one_dry_run_each_on_its_own_devices(
 
 def test_nightly_pools_simulate_the_night(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["--registry", str(REGISTRY), "--pool", "npu=4", "--nightly"]
-    assert command.main(args) == 0
+    assert cli.main(["capacity", *args]) == 0
     out = capsys.readouterr().out
     assert "## Pool of 4 devices for npu, nightly" in out
     assert "dry run over 19 enabled nightly registrations" in out
 
 
 def test_nightly_without_a_pool_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert command.main(["--registry", str(REGISTRY), "--nightly"]) == 2
+    assert cli.main(["capacity", "--registry", str(REGISTRY), "--nightly"]) == 2
     err = capsys.readouterr().err
     assert err == (
         "simpler capacity: error: --nightly chooses what --pool simulates: give --pool too\n"
@@ -177,7 +177,7 @@ def test_nightly_without_a_pool_is_a_usage_error(capsys: pytest.CaptureFixture[s
 def test_a_bad_pool_names_the_bad_part_in_one_line(
     spec: str, named: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert command.main(["--registry", str(REGISTRY), "--pool", spec]) == 2
+    assert cli.main(["capacity", "--registry", str(REGISTRY), "--pool", spec]) == 2
     err = capsys.readouterr().err
     assert named in err
     assert err.count("\n") == 1 and "Traceback" not in err

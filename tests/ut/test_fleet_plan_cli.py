@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from simpler.fleet.command import main
+from simpler import cli
+
+
+def main(argv: list[str]) -> int:
+    """``simpler plan`` with ``argv``, as the command line has it."""
+    return cli.main(["plan", *argv])
+
 
 RUNNERS = "1=gpu-1,2=gpu-2,4=gpu-4,8=gpu-8"
 

@@ -11,8 +11,13 @@ from pathlib import Path
 import pytest
 from test_history_attribution import Run, hang_with_victims
 
-from simpler.history.command import main
+from simpler import cli
 from simpler.history.schema import SCHEMA_VERSION
+
+
+def main(argv: list[str]) -> int:
+    """``simpler history`` with ``argv``, as the command line has it."""
+    return cli.main(["history", *argv])
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -1,132 +1,39 @@
-"""``simpler capacity``: parse the flags, run the stages, print the report, pick the exit code.
+"""The capacity report ``simpler capacity`` asked for (a ``CapacityOptions``): run the stages,
+print the report, pick the exit code.
 
-Exit codes: 0 the report was printed; 2 bad flags or bad input (an unreadable or invalid
-registry, a test file that does not parse, ``--step-summary`` outside GitHub Actions,
-``--pool`` while the scheduler's dry run is not built, ``--nightly`` without ``--pool``).
+Exit codes: 0 the report was printed; 2 bad input (an unreadable or invalid registry, a test
+file that does not parse, ``--step-summary`` outside GitHub Actions, ``--pool`` while the
+scheduler's dry run is not built, ``--nightly`` without ``--pool``).
 """
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from simpler.capacity.aggregate import Capacity, aggregate, backend_slot
 from simpler.capacity.model import InputError, Loaded, Registration, suite_label
-from simpler.capacity.pool_spec import PoolSpec, parse_pool_spec
+from simpler.capacity.options import CapacityOptions
 from simpler.capacity.registry import load_registry
-from simpler.capacity.render import SECTIONS, render_markdown
+from simpler.capacity.render import render_markdown
 from simpler.capacity.render_json import render_json
 from simpler.capacity.step_summary import append_step_summary, step_summary_path
 from simpler.contract import EXIT_OK, EXIT_USAGE
-from simpler.usage import OneLineParser, UsageError, options_of
 
 if TYPE_CHECKING:
     from simpler.capacity.pool import PoolResult
 
-__all__ = ["CapacityOptions", "build_parser", "main", "options"]
+__all__ = ["print_report"]
 
 PROG = "simpler capacity"
 UNSIZED_NAMES_SHOWN = 20  # the warning stays one readable line; the report lists them all
 
 
-@dataclass(frozen=True)
-class CapacityOptions:
-    registry: tuple[Path, ...] = ()
-    collect: tuple[str, ...] = ()
-    section: str = "summary"
-    format: str = "markdown"
-    step_summary: bool = False
-    backend: tuple[str, ...] = ()
-    pool: PoolSpec | None = None
-    nightly: bool = False
-    lenient: bool = False
-
-
-def options(namespace: argparse.Namespace) -> CapacityOptions:
-    return options_of(
-        CapacityOptions,
-        namespace,
-        registry=tuple(namespace.registry),
-        collect=tuple(namespace.collect),
-        backend=tuple(namespace.backend),
-    )
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(
-        prog=PROG,
-        description="How many device slots the suites need, per device count and backend.",
-    )
-    parser.add_argument(
-        "--registry",
-        action="append",
-        default=[],
-        type=Path,
-        metavar="FILE",
-        help="registrations as a JSON list or JSON Lines (repeatable)",
-    )
-    parser.add_argument(
-        "--collect",
-        nargs="+",
-        default=[],
-        metavar="PATH",
-        help="scene test files or directories; device counts from their device_count markers "
-        "(or, where a conftest.py defines pytest_simpler_device_count, from pytest's collection)",
-    )
-    parser.add_argument(
-        "--section",
-        choices=SECTIONS,
-        default="summary",
-        help="which markdown section to print (default: summary)",
-    )
-    parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
-    parser.add_argument(
-        "--step-summary",
-        action="store_true",
-        help="also append the markdown to $GITHUB_STEP_SUMMARY (kept under 1 MiB)",
-    )
-    parser.add_argument(
-        "--backend",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="only this backend's registrations, in every section, the JSON and the pool "
-        "(repeatable; amd and rocm are one)",
-    )
-    parser.add_argument(
-        "--pool",
-        type=parse_pool_spec,
-        metavar="N|BACKEND=N,...",
-        help="simulate the enabled per-commit registrations on N devices, or each backend "
-        "on its own pool (cuda=8,amd=8,npu=16)",
-    )
-    parser.add_argument(
-        "--nightly",
-        action="store_true",
-        help="--pool simulates the night's registrations instead of the per-commit ones",
-    )
-    parser.add_argument(
-        "--lenient",
-        action="store_true",
-        help="warn about bad entries and skip them instead of failing",
-    )
-    return parser
-
-
-def main(argv: Sequence[str]) -> int:
-    try:
-        args = options(build_parser().parse_args(list(argv)))
-    except UsageError as exc:
-        _error(str(exc))
-        return EXIT_USAGE
-    except SystemExit as exc:  # argparse exits on --help; callers want a code
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+def print_report(args: CapacityOptions) -> int:
     try:
         return _run(args)
     except InputError as exc:
