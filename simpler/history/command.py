@@ -16,6 +16,7 @@ from pathlib import Path
 
 from simpler import usage
 from simpler.contract import EXIT_OK
+from simpler.contract.settings import HISTORY_ENV, QUARANTINE_ENV
 from simpler.history.options import HistoryOptions
 from simpler.history.store import (
     Connection,
@@ -73,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--quarantine",
         type=Path,
         metavar="F",
-        help="the quarantine file (default: $SIMPLER_QUARANTINE or ./simpler-quarantine.toml)",
+        help=f"the quarantine file (default: ${QUARANTINE_ENV} or ./simpler-quarantine.toml)",
     )
     quarantine.add_argument("--threshold", type=_rate, default=0.05, help="least flake rate")
     quarantine.add_argument("--min-runs", type=positive_int, default=10, metavar="K")
@@ -112,7 +113,7 @@ def _with_db(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--db",
         metavar="DB",
         help="the database file or a postgresql:// URL "
-        "(default: $SIMPLER_HISTORY or .simpler/history.db)",
+        f"(default: ${HISTORY_ENV} or .simpler/history.db)",
     )
     return parser
 

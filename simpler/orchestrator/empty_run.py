@@ -37,6 +37,5 @@ def record_nothing_to_run(
     start = {"event": "start", "shard": shard, "platform": options.platform, **plan}
     end = {"event": "end", "counts": {}, "returncode": 0, "duration_s": 0.0, "not_started": why}
     for fields in (start, end):
-        raw = report_file.make_record("phase", **fields)
-        raw["run"], raw["phase"] = run_id, "l2"
+        raw = report_file.make_record("phase", run=run_id, phase="l2", **fields)
         report_file.write_record(Path(path), from_dict(raw))

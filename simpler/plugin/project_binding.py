@@ -2,8 +2,9 @@
 
 ``hooks.py`` calls these at three points of a session with the plugin active:
 
-- ``pytest_cmdline_main`` (:func:`bind_options`): the project's options hold this process's
-  platform and devices before its ``pytest_configure`` (``project_options.py``);
+- ``pytest_cmdline_main`` (:func:`bind_options`): the project's options, and simpler's own,
+  hold this process's platform and devices before its ``pytest_configure``
+  (``project_options.py``);
 - ``pytest_configure`` (:func:`bind_project`): simpler's pool serves the project's worker
   fixture (``served_fixture.py``), and the project's own ``pytest_runtestloop`` is bypassed
   (``project_loop.py``);
@@ -21,7 +22,11 @@ import pytest
 
 from simpler.plugin.options import PluginSettings
 from simpler.plugin.project_loop import BYPASS_NAME, DispatcherBypass, unbypassable_loop
-from simpler.plugin.project_options import inject_project_options, missing_project_option
+from simpler.plugin.project_options import (
+    inject_project_options,
+    missing_project_option,
+    show_run_settings,
+)
 from simpler.plugin.served_fixture import (
     FixtureServer,
     missing_worker_fixture,
@@ -49,6 +54,7 @@ def collection_problem(config: pytest.Config, items: list[pytest.Item]) -> str |
 
 def bind_options(config: pytest.Config, settings: PluginSettings) -> None:
     _refuse(config, missing_project_option(config) or served_fixture_problem(config))
+    show_run_settings(config, settings)
     inject_project_options(config, settings)
 
 

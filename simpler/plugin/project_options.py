@@ -8,17 +8,22 @@ active, before the project's ``pytest_configure`` runs (the plugin's first
 devices this process owns: an xdist worker's one device, a Resource child's allocation,
 otherwise every device of the run; in the spec format ``0-1``, ``4,5``. Inactive (a plain
 pytest run) nothing is touched.
+
+simpler's own ``--simpler-platform``, ``--simpler-device`` and ``--simpler-report`` hold what
+the run told a process of it, where not given, as they did when the run passed them on the
+command line: a conftest reads ``config.getoption("simpler_platform")`` (docs/adopting.md).
 """
 
 from __future__ import annotations
 
 import pytest
 
+from simpler.contract import NO_DEVICE_SPEC
 from simpler.devices import format_devices
 from simpler.plugin.device_assignment import worker_device
 from simpler.plugin.options import PROJECT_OPTION_INIS, PluginSettings
 
-__all__ = ["inject_project_options", "missing_project_option"]
+__all__ = ["inject_project_options", "missing_project_option", "show_run_settings"]
 
 PLATFORM_OPTION, DEVICE_OPTION = PROJECT_OPTION_INIS
 
@@ -52,6 +57,19 @@ def inject_project_options(config: pytest.Config, settings: PluginSettings) -> N
     owned = _owned_devices(config, settings)
     if device and owned:
         setattr(config.option, device, format_devices(owned))
+
+
+def show_run_settings(config: pytest.Config, settings: PluginSettings) -> None:
+    """In a process simpler run started, simpler's options hold what it was told, where not
+    given (an xdist worker: every device of the run, as its controller's do)."""
+    if not settings.told.phase:
+        return
+    option = config.option
+    option.simpler_platform = option.simpler_platform or settings.platform
+    spec = format_devices(settings.devices) if settings.devices else NO_DEVICE_SPEC
+    option.simpler_device = option.simpler_device or spec
+    if settings.report is not None:
+        option.simpler_report = option.simpler_report or str(settings.report)
 
 
 def _owned_devices(config: pytest.Config, settings: PluginSettings) -> list[int]:

@@ -77,9 +77,11 @@ def is_active(config: pytest.Config) -> bool:
 
 
 def write_record(settings: PluginSettings, fields: dict[str, Any]) -> None:
-    """Append one record, when this run keeps a report (outside simpler, plain pytest: none)."""
+    """Append one record, when this run keeps a report (outside simpler, plain pytest: none):
+    of the run and phase simpler run told this process, unless ``fields`` name a phase."""
     if settings.report is not None:
-        raw = report_file.make_record(fields.pop("type"), **fields)
-        raw["phase"] = raw["phase"] or (settings.phase or "")
-        record = mark_test_quarantine(from_dict(raw), settings.platform)
+        record_type = fields.pop("type")
+        told = {"run": settings.told.run_id, "phase": fields.get("phase") or settings.phase or ""}
+        raw = report_file.make_record(record_type, **{**fields, **told})
+        record = mark_test_quarantine(from_dict(raw), settings.platform, settings.told.quarantine)
         report_file.write_record(settings.report, record)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simpler.contract.settings import REPORT_ENV
 from simpler.reporting import records
 from simpler.reporting.atomic_write import make_parent_dir
 from simpler.reporting.records import OtherRecord, Record
@@ -72,19 +73,22 @@ class ReportRecords:
 
 def report_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     """``--report`` if given, else ``SIMPLER_REPORT``, else ``.simpler/report.jsonl``."""
-    chosen = explicit or os.environ.get("SIMPLER_REPORT") or DEFAULT_REPORT
+    chosen = explicit or os.environ.get(REPORT_ENV) or DEFAULT_REPORT
     return Path(chosen)
 
 
-def make_record(record_type: str, **fields: Any) -> dict[str, Any]:
-    """A record with the common fields; run and phase come from the orchestrator's env."""
+def make_record(
+    record_type: str, *, run: str = "", phase: str = "", **fields: Any
+) -> dict[str, Any]:
+    """A record with the common fields: the ``run`` and ``phase`` it belongs to as the caller
+    names them (a process of a run: as the run told it, ``simpler.contract.child``)."""
     if record_type not in RECORD_TYPES:
         raise ValueError(f"unknown record type {record_type!r} (known: {', '.join(RECORD_TYPES)})")
     base: dict[str, Any] = {
         "schema": SCHEMA,
-        "run": os.environ.get("SIMPLER_RUN_ID", ""),
+        "run": run,
         "ts": time.time(),
-        "phase": os.environ.get("SIMPLER_PHASE", ""),
+        "phase": phase,
         "type": record_type,
     }
     return {**base, **fields}

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from simpler.contract.settings import JOBS_ENV
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.l2 import l2_workers
 from simpler.orchestrator.pytest_args import ArgGroup, PytestArgs
-from simpler.orchestrator.slots import JOBS_ENV, cpu_count, run_slots
+from simpler.orchestrator.slots import cpu_count, run_slots
 from simpler.usage import UsageError
 
 # Five files: one test in a.py uses the card, every other test none.
