@@ -2,7 +2,7 @@
 
 It crosses in the environment, so a process's xdist workers and whatever its tests start are
 told the same: the orchestrator writes it (``to_env``), the plugin reads it once per session
-(``from_env``); no other channel carries these values (docs/design.md, Orchestration). The
+(``from_env``); no other channel carries these values (docs/design.md, Phases). The
 names a user may also set (the platform, the devices, the report, the run id, the quarantine)
 are the user settings' (``settings.py``); a variable the contract does not know is ignored.
 """
