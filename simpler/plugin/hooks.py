@@ -127,7 +127,7 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     if not plugin_active(config, nested=nested):
         return  # inactive: xdist is left alone, nothing is refused
     settings = resolve_settings(config, nested=nested)
-    bind_options(config, settings)  # the project's own options, before its pytest_configure
+    bind_options(config, settings)  # the project's options and simpler's, before its configure
     max_parallel = config.option.simpler_max_parallel
     if max_parallel is not None and max_parallel < 1:
         raise pytest.UsageError(f"--simpler-max-parallel must be 1 or more, got {max_parallel}")

@@ -215,6 +215,9 @@ def plugin_active(config: pytest.Config, *, nested: bool = False) -> bool:
     return any(config.getini(key) for key in INI_KEYS)
 
 
+_TOLD = pytest.StashKey[ChildContract]()
+
+
 def told_by_run(config: pytest.Config, *, nested: bool = False) -> ChildContract:
     """What simpler run told this process (``ChildContract``), read once per session; a bad
     value is a pytest.UsageError naming its variable. A session nested in a test of an active
@@ -227,9 +230,6 @@ def told_by_run(config: pytest.Config, *, nested: bool = False) -> ChildContract
             raise pytest.UsageError(str(error)) from None
         config.stash[_TOLD] = told
     return told
-
-
-_TOLD = pytest.StashKey[ChildContract]()
 
 
 def resolve_settings(
