@@ -1,7 +1,7 @@
 """nox sessions for simpler.
 
 The noxfile never imports the project's package: nox runs it in its own environment.
-It reads the shared exit codes from simpler/contract.py, a file of plain constants.
+It reads the shared exit codes from simpler/contract/__init__.py, a file of plain constants.
 All sessions share one project environment (.nox/simpler-env), installed
 editable once and again only when pyproject.toml changes, because the C++
 toolchain (cppyy, cling) is large and the same for every session.
@@ -33,7 +33,7 @@ PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 
 
 def _load_contract() -> object:
-    path = ROOT / "simpler" / "contract.py"
+    path = ROOT / "simpler" / "contract" / "__init__.py"
     spec = importlib.util.spec_from_file_location("simpler_contract", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

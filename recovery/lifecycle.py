@@ -15,7 +15,7 @@ from transitions import EventData
 
 from recovery.policy import poisons_worker
 from recovery.table import RUNNABLE_STATES, STATES, TRANSITIONS, Edge, LifecycleMachine
-from simpler.env_settings import positive_int_env
+from simpler.contract.settings import RESET_ATTEMPTS_ENV, positive_int_env
 from simpler.errors import DeviceRuntimeError
 from simpler.reporting.records import LifecycleRecord, RecordOrigin
 
@@ -55,7 +55,7 @@ ErrorTranslator = Callable[[BaseException | None], BaseException | None]
 
 
 def reset_attempts() -> int:
-    return positive_int_env("SIMPLER_RESET_ATTEMPTS", DEFAULT_RESET_ATTEMPTS)
+    return positive_int_env(RESET_ATTEMPTS_ENV, DEFAULT_RESET_ATTEMPTS)
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,10 @@ from pathlib import Path
 from bench import ROOT, Figure, _interleaved_medians, outside_actions
 
 from simpler.contract import PASSING_OUTCOMES
+from simpler.contract.child import ChildContract
 from simpler.reporting.report_file import read as read_report
 from simpler.reporting.report_file import read_records
 from simpler.reporting.verdicts import analyze
-from simpler.scheduler.jobs import DEVICES_PLACEHOLDER
 
 SUITES = ROOT / "scripts" / "bench_suite"
 HEAVY_REPEATS = 3  # whole runs of simpler: a few are enough for a median
@@ -196,17 +196,15 @@ def child_startup(repeats: int) -> list[Figure]:
         report = project / "report.jsonl"
         from simpler.orchestrator.pytest_args import PytestArgs, resource_child_argv
 
-        argv = resource_child_argv(
-            "test_trivial.py::test_trivial", "a5sim", str(report), PytestArgs()
-        )
-        child = [arg.replace(DEVICES_PLACEHOLDER, "0") for arg in argv]
+        child = list(resource_child_argv("test_trivial.py::test_trivial", PytestArgs()))
+        told = ChildContract(phase="resource", platform="a5sim", devices="0", report=str(report))
         bare = [sys.executable, "-m", "pytest", "test_trivial.py::test_trivial"]
         child_s, bare_s = _interleaved_medians(
             child,
             bare,
             repeats,
             cwd=project,
-            command_env={**os.environ, "SIMPLER_PHASE": "resource", "SIMPLER_DEVICES": "0"},
+            command_env={**os.environ, **told.to_env()},
             baseline_env={k: v for k, v in os.environ.items() if not k.startswith("SIMPLER_")},
             accepted=(0,),
         )

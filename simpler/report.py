@@ -4,6 +4,12 @@ The implementation lives in :mod:`simpler.reporting.report_file`; this name is k
 because users and CI glue import it. Only the documented names are offered here.
 """
 
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from simpler.contract.child import ChildContract
 from simpler.reporting import report_file as _report_file
 
 __all__ = [
@@ -17,7 +23,15 @@ __all__ = [
 
 ReportUnreadable = _report_file.ReportUnreadable
 append = _report_file.append
-make_record = _report_file.make_record
 read = _report_file.read
 read_contents = _report_file.read_contents
 report_path = _report_file.report_path
+
+
+def make_record(record_type: str, **fields: Any) -> dict[str, Any]:
+    """A record with the common fields; in a process of a run, its run id and phase as the
+    run told it (``fields`` may name others)."""
+    told = ChildContract.from_env(os.environ)
+    return _report_file.make_record(
+        record_type, **{"run": told.run_id, "phase": told.phase, **fields}
+    )

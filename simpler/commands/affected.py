@@ -8,6 +8,7 @@ import argparse
 import json
 from dataclasses import dataclass
 
+from simpler.contract.settings import HISTORY_ENV
 from simpler.usage import OneLineParser, UsageError, options_of, positive_int
 
 __all__ = ["HELP", "PYTEST_ARGS", "AffectedCommand", "add_parser", "main", "options"]
@@ -33,7 +34,7 @@ def add_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     cmd = commands.add_parser("affected", help=HELP)
     cmd.add_argument("rev", help="the revision the change is since (its line's merge-base)")
     cmd.add_argument("--history", metavar="DB",
-                     help="the history that keeps the map (default: $SIMPLER_HISTORY, else "
+                     help=f"the history that keeps the map (default: ${HISTORY_ENV}, else "
                      ".simpler/history.db)")  # fmt: skip
     cmd.add_argument("--format", choices=("text", "json"), default="text")
     cmd.add_argument("--explain", metavar="NODEID", help="why this one test is in or out")

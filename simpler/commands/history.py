@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from simpler.contract.settings import HISTORY_ENV, QUARANTINE_ENV
 from simpler.history.options import HistoryOptions
 from simpler.usage import OneLineParser, one_line_exit, options_of, positive_int, positive_number
 
@@ -75,7 +76,7 @@ def _add_quarantine(subcommands: argparse._SubParsersAction[OneLineParser]) -> N
         "--quarantine",
         type=Path,
         metavar="F",
-        help="the quarantine file (default: $SIMPLER_QUARANTINE or ./simpler-quarantine.toml)",
+        help=f"the quarantine file (default: ${QUARANTINE_ENV} or ./simpler-quarantine.toml)",
     )
     quarantine.add_argument("--threshold", type=_rate, default=0.05, help="least flake rate")
     quarantine.add_argument("--min-runs", type=positive_int, default=10, metavar="K")
@@ -97,7 +98,7 @@ def _with_db(parser: OneLineParser) -> OneLineParser:
         "--db",
         metavar="DB",
         help="the database file or a postgresql:// URL "
-        "(default: $SIMPLER_HISTORY or .simpler/history.db)",
+        f"(default: ${HISTORY_ENV} or .simpler/history.db)",
     )
     return parser
 

@@ -9,6 +9,16 @@ from pathlib import Path
 
 from simpler.commands.shared import NOTHING_RAN_HELP, QUARANTINE_HELP, cov_request
 from simpler.contract import PHASE_ORDER
+from simpler.contract.settings import (
+    DEADLINE_ENV,
+    HISTORY_ENV,
+    JOB_ENV,
+    JOBS_ENV,
+    PLAN_ENV,
+    REPORT_ENV,
+    RUN_ID_ENV,
+    RUNNER_LIBRARY_ENV,
+)
 from simpler.coverage.options import add_cov_arguments
 from simpler.orchestrator.options import RunOptions
 from simpler.scheduler.policies import POLICIES
@@ -20,14 +30,12 @@ HELP = "run the phases of a suite"
 PYTEST_ARGS = True  # what follows -- goes to pytest; every other command refuses it
 DEADLINE_HELP = (
     "end the run, summary printed, within DURATION of its start: 90s, 10m, 1h "
-    "(default: $SIMPLER_DEADLINE)"
+    f"(default: ${DEADLINE_ENV})"
 )
 RUN_ID_HELP = (
-    "the run these phases belong to (default: $SIMPLER_RUN_ID; the l2 phase or "
+    f"the run these phases belong to (default: ${RUN_ID_ENV}; the l2 phase or "
     "--new-run starts a new run, other phases continue the report file's latest)"
 )
-# What a CI matrix sets for the jobs of a plan, where a run has no --plan and --job.
-PLAN_ENV, JOB_ENV = "SIMPLER_PLAN", "SIMPLER_JOB"
 
 
 def add_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
@@ -36,12 +44,12 @@ def add_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     run.add_argument(
         "--platform",
         required=True,
-        help="a5sim, a2a3sim, or one a conftest hook or SIMPLER_RUNNER_LIBRARY provides",
+        help=f"a5sim, a2a3sim, or one a conftest hook or {RUNNER_LIBRARY_ENV} provides",
     )
     run.add_argument("--device", required=True, help="device ids: 0, 0-7, 0,2,5, 0,2-4,7")
     run.add_argument("--phases", default=",".join(PHASE_ORDER), help="comma-separated phases")
     run.add_argument(
-        "--report", help="report file (default: $SIMPLER_REPORT or .simpler/report.jsonl)"
+        "--report", help=f"report file (default: ${REPORT_ENV} or .simpler/report.jsonl)"
     )
     run.add_argument("--fail-on-flaky", action="store_true")
     run.add_argument("--fail-if-nothing-ran", action="store_true", help=NOTHING_RAN_HELP)
@@ -53,7 +61,7 @@ def add_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
         type=positive_int,
         metavar="N",
         help="processes to keep busy at once, apart from the devices, which are never shared "
-        "(default: $SIMPLER_JOBS, else the CPU count)",
+        f"(default: ${JOBS_ENV}, else the CPU count)",
     )
     run.add_argument("--no-recovery", action="store_true", help="never reset a poisoned worker")
     run.add_argument("--tail-lines", type=positive_int, default=80)
@@ -90,7 +98,7 @@ def add_parser(commands: argparse._SubParsersAction[OneLineParser]) -> None:
         "--history",
         metavar="DB",
         help="import this run into a history (a file or a postgresql:// URL) when it ends "
-        "(default: $SIMPLER_HISTORY)",
+        f"(default: ${HISTORY_ENV})",
     )
     add_cov_arguments(run, run=True)
     run.add_argument(

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 
+from simpler.contract.settings import QUARANTINE_ENV
 from simpler.coverage.options import CovRequest
 
 __all__ = ["NOTHING_RAN_HELP", "QUARANTINE_HELP", "cov_request"]
 
 NOTHING_RAN_HELP = "exit 1 when no test ran (every test skipped, or none selected)"
-QUARANTINE_HELP = "test quarantine (default: $SIMPLER_QUARANTINE or ./simpler-quarantine.toml)"
+QUARANTINE_HELP = f"test quarantine (default: ${QUARANTINE_ENV} or ./simpler-quarantine.toml)"
 
 
 def cov_request(namespace: argparse.Namespace) -> CovRequest:

@@ -18,27 +18,28 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from simpler.coverage.process_env import CONTEXT_ENV, LABEL_ENV, WORKERS_ENV, worker_label
+from simpler.contract.child import COV_WORKERS_ENV, COVERAGE_CONFIG_ENV, ChildCoverage
+from simpler.contract.settings import COV_SAVE_ENV
+from simpler.coverage.process_env import worker_label
 from simpler.reporting.records import CoverageRecord, RecordOrigin
 
 if TYPE_CHECKING:
     from coverage import Coverage
 
-__all__ = ["SAVE_ENV", "ProcessCoverage", "hand_to_workers"]
+__all__ = ["ProcessCoverage", "hand_to_workers"]
 
-SAVE_ENV = "SIMPLER_COV_SAVE"
 SAVE_POINTS = ("test", "file", "exit")
 
 
-def hand_to_workers(*, distributes: bool) -> None:
-    """An xdist controller of a measured run: its workers (started after this, with its
-    environment) measure themselves; it runs no test and is not measured. One that does not
-    distribute after all (``-n 0`` somewhere) runs the tests itself: it measures itself from
-    here on."""
-    config = os.environ.pop(WORKERS_ENV, None)
-    if config is None:
+def hand_to_workers(told: ChildCoverage | None, *, distributes: bool) -> None:
+    """An xdist controller of a measured run (``told`` its workers' config): its workers
+    (started after this, with its environment) measure themselves; it runs no test and is not
+    measured. One that does not distribute after all (``-n 0`` somewhere) runs the tests
+    itself: it measures itself from here on."""
+    if told is None or not told.workers_only:
         return
-    os.environ["COVERAGE_PROCESS_CONFIG"] = config
+    os.environ.pop(COV_WORKERS_ENV, None)
+    os.environ[COVERAGE_CONFIG_ENV] = told.config
     if not distributes:
         import coverage
 
@@ -54,20 +55,20 @@ def _hand_context_to_children(context: str) -> str | None:
     """A process the test starts (a subprocess, a ``python -c``) inherits coverage.py's
     ``COVERAGE_PROCESS_CONFIG`` and is measured: given the test's context as its static
     context, its lines are the test's too, not the empty context's. The config it had."""
-    handed = os.environ.get("COVERAGE_PROCESS_CONFIG")
+    handed = os.environ.get(COVERAGE_CONFIG_ENV)
     if handed is None:
         return None
     from coverage.config import CoverageConfig
 
     config = CoverageConfig.deserialize(handed)
     config.context = context
-    os.environ["COVERAGE_PROCESS_CONFIG"] = config.serialize()
+    os.environ[COVERAGE_CONFIG_ENV] = config.serialize()
     return handed
 
 
 def _restore_children_config(handed: str | None) -> None:
     if handed is not None:
-        os.environ["COVERAGE_PROCESS_CONFIG"] = handed
+        os.environ[COVERAGE_CONFIG_ENV] = handed
 
 
 class ProcessCoverage:
@@ -78,23 +79,23 @@ class ProcessCoverage:
         self.label = label
         self._attempt = attempt
         self._contexts = contexts
-        chosen = os.environ.get(SAVE_ENV, "test")
+        chosen = os.environ.get(COV_SAVE_ENV, "test")
         self._save_at = chosen if chosen in SAVE_POINTS else "test"
 
     @classmethod
-    def here(cls, *, worker: str | None, attempt: int) -> ProcessCoverage | None:
-        """This process's coverage when a measured run started it; None otherwise."""
-        label = os.environ.get(LABEL_ENV)
-        if not label:
+    def here(
+        cls, told: ChildCoverage | None, *, worker: str | None, attempt: int
+    ) -> ProcessCoverage | None:
+        """This process's coverage when a measured run started it (``told``); None otherwise."""
+        if told is None:
             return None
         from coverage import Coverage
 
         cov = Coverage.current()
         if cov is None:
             return None  # coverage.py's .pth did not start it (another Python, python -S)
-        if worker:
-            label = worker_label(label, worker)
-        return cls(cov, label, attempt=attempt, contexts=os.environ.get(CONTEXT_ENV) == "test")
+        label = worker_label(told.label, worker) if worker else told.label
+        return cls(cov, label, attempt=attempt, contexts=told.context == "test")
 
     def start_record(self, origin: RecordOrigin) -> CoverageRecord:
         # The file's own name gets its host, pid and random parts as it is first written.

@@ -17,26 +17,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from simpler.contract.child import ChildCoverage
 from simpler.coverage.options import CovOptions
 
 if TYPE_CHECKING:
     from coverage.config import CoverageConfig
 
 __all__ = [
-    "CONTEXT_ENV",
-    "LABEL_ENV",
-    "WORKERS_ENV",
     "RunCoverage",
     "data_dir_of",
     "slug",
     "worker_label",
 ]
 
-LABEL_ENV = "SIMPLER_COV_LABEL"  # the process's name in the run's coverage records
-# An xdist controller's: the config its workers measure themselves with. The controller runs
-# no test, so it is not measured: it hands this to its workers as COVERAGE_PROCESS_CONFIG.
-WORKERS_ENV = "SIMPLER_COV_WORKERS"
-CONTEXT_ENV = "SIMPLER_COV_CONTEXT"  # "test": switch contexts per test
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -61,7 +54,7 @@ def slug(text: str, *, limit: int = 60) -> str:
 
 @dataclass
 class RunCoverage:
-    """The coverage of one run: its settings, where its data goes, the env of each process."""
+    """The coverage of one run: its settings, where its data goes, what each process is told."""
 
     options: CovOptions
     data_dir: Path
@@ -69,16 +62,13 @@ class RunCoverage:
     def __post_init__(self) -> None:
         self._base: CoverageConfig | None = None
 
-    def env(self, label: str, *, workers_only: bool = False) -> dict[str, str]:
-        """What a process named ``label`` needs in its environment to measure itself (or,
-        ``workers_only``, an xdist controller to have its workers measured and not itself)."""
+    def child(self, label: str, *, workers_only: bool = False) -> ChildCoverage:
+        """What a process named ``label`` is told to measure itself (or, ``workers_only``, an
+        xdist controller to have its workers measured and not itself)."""
         config = self._config()
         config.data_file = str((self.data_dir / slug(label)).resolve())
-        variable = WORKERS_ENV if workers_only else "COVERAGE_PROCESS_CONFIG"
-        env = {variable: config.serialize(), LABEL_ENV: label}
-        if self.options.context:
-            env[CONTEXT_ENV] = self.options.context
-        return env
+        context = self.options.context or ""
+        return ChildCoverage(label, config.serialize(), workers_only=workers_only, context=context)
 
     def _config(self) -> CoverageConfig:
         import copy

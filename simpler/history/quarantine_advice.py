@@ -15,6 +15,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import TypeVar
 
+from simpler.contract.settings import QUARANTINE_ENV
 from simpler.history.model import TestScore
 from simpler.history.options import HistoryOptions
 from simpler.history.scores import compute_scores
@@ -23,7 +24,6 @@ from simpler.history.store.connection import Connection
 from simpler.history.window import Window, select_window, window_runs
 from simpler.reporting.quarantine_file import (
     MAX_DAYS_AHEAD,
-    QUARANTINE_ENV,
     QUARANTINE_FILE_NAME,
     QuarantineEntry,
     QuarantineFile,

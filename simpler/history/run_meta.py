@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import astuple, dataclass, field
 from typing import Any
 
+from simpler.contract.settings import RUNNER_NAME_ENV
 from simpler.reporting.affected_block import AffectedDecision, decision_of
 from simpler.reporting.records import ChildRecord, LifecycleRecord, PhaseRecord, Record, TestRecord
 from simpler.reporting.verdicts import READER_PHASES
@@ -228,7 +229,7 @@ def environment_meta(
     if branch is None:
         named = _git(["rev-parse", "--abbrev-ref", "HEAD"], cwd)
         branch = named if named != "HEAD" else None  # "HEAD": a detached checkout
-    runner = env.get("SIMPLER_RUNNER") or env.get("RUNNER_NAME") or _hostname()
+    runner = env.get(RUNNER_NAME_ENV) or env.get("RUNNER_NAME") or _hostname()
     return RunMeta(commit=commit, branch=branch, runner=runner)
 
 

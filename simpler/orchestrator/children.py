@@ -16,12 +16,13 @@ import os
 import sys
 
 from simpler.contract import SIM_PLATFORMS
+from simpler.contract.child import ChildContract, run_wide_env
+from simpler.contract.settings import FORK_CHILDREN_ENV
 from simpler.scheduler.process import Launcher, PopenLike, fresh_interpreter
 from simpler.scheduler.warm_client import WarmProcess, WarmProcessGone
 
-__all__ = ["FORK_ENV", "ChildStarts"]
+__all__ = ["ChildStarts"]
 
-FORK_ENV = "SIMPLER_FORK_CHILDREN"
 FORKED = "forked from a warm process"
 # What the warm process imports before it forks: what every child would import first.
 # Not pytest-xdist, nor any other plugin: pytest warns that an imported plugin cannot have its
@@ -92,17 +93,16 @@ class ChildStarts:
 
     def _warm_env(self, child_env: dict[str, str]) -> dict[str, str]:
         """The warm process's own environment: the run's, less what names one process (its
-        phase, devices, coverage: a warm process that runs no test measures nothing)."""
-        per_child = ("SIMPLER_PHASE", "SIMPLER_DEVICES", "SIMPLER_ATTEMPT", "SIMPLER_COV_LABEL")
-        env = {k: v for k, v in child_env.items() if k not in per_child}
-        env.pop("COVERAGE_PROCESS_CONFIG", None)
-        env.pop("COVERAGE_PROCESS_START", None)
-        return {**env, "SIMPLER_PLATFORM": self.platform}
+        phase, devices, coverage: a warm process that runs no test measures nothing), told
+        the platform whose library it preloads."""
+        env = run_wide_env(child_env)
+        env.pop("COVERAGE_PROCESS_START", None)  # coverage.py's other way to start measuring
+        return {**env, **ChildContract(platform=self.platform).to_env()}
 
 
 def _why_fresh(platform: str, project_allows: bool) -> str | None:
-    if os.environ.get(FORK_ENV, "1") in ("0", "false", "no"):
-        return f"{FORK_ENV}=0"
+    if os.environ.get(FORK_CHILDREN_ENV, "1") in ("0", "false", "no"):
+        return f"{FORK_CHILDREN_ENV}=0"
     if not project_allows:
         return "the project's simpler_fork_children = false"
     if platform == "cuda":

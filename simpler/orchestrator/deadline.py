@@ -19,14 +19,12 @@ import psutil
 from simpler.usage import UsageError
 
 __all__ = [
-    "DEADLINE_ENV",
     "REPORT_RESERVE_S",
     "Deadline",
     "parse_duration",
     "run_deadline",
 ]
 
-DEADLINE_ENV = "SIMPLER_DEADLINE"
 REPORT_RESERVE_S = 3.0  # what the report phase needs after the tests: summary, files, coverage
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(s|m|h)?")
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}

@@ -14,17 +14,15 @@ runs in a child of its own in the Resource phase.)
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from simpler.ci.child_output import announce
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.phase_jobs import child_record, execute_for_phase
-from simpler.orchestrator.pytest_args import undistributed_options
-from simpler.orchestrator.pytest_run import deadline_env, l2_plugin_flags, phase_call, phase_exit
-from simpler.orchestrator.quarantine_setup import quarantine_env
-from simpler.orchestrator.run_coverage import coverage_env, result_ended
+from simpler.orchestrator.pytest_args import pytest_argv, undistributed_options
+from simpler.orchestrator.pytest_run import l2_plugin_flags, phase_exit
+from simpler.orchestrator.run_coverage import result_ended
 from simpler.reporting.nodeids import file_of
 from simpler.scheduler.durations import load_durations
 from simpler.scheduler.executor import ExecutorOptions
@@ -47,7 +45,7 @@ def isolated_l2_phase(ctx: RunContext) -> int:
     units = _units(ctx)
     if not units:
         return EXIT_OK
-    learned = load_durations(ctx.durations_file)
+    learned = load_durations(ctx.plan.durations_file)
     results = _execute(ctx, [_job(ctx, unit, learned) for unit in units])
     failed = [r for r in results if not r.ok and not r.extra.get("deadline")]
     return max((phase_exit(r.returncode) if r.returncode is not None else EXIT_FAILED
@@ -55,33 +53,26 @@ def isolated_l2_phase(ctx: RunContext) -> int:
 
 
 def _units(ctx: RunContext) -> list[_Unit]:
-    tests = ctx.l2_tests or []
-    if ctx.isolate == "test":
-        return [_Unit(n, (n,), n not in ctx.l2_plain) for n in tests]
+    tests, plain = ctx.plan.l2_tests or [], ctx.plan.l2_plain
+    if ctx.plan.isolate == "test":
+        return [_Unit(n, (n,), n not in plain) for n in tests]
     files: dict[str, list[str]] = {}
     for nodeid in tests:
         files.setdefault(file_of(nodeid), []).append(nodeid)
     return [
-        _Unit(path, tuple(ids), any(n not in ctx.l2_plain for n in ids))
-        for path, ids in files.items()
+        _Unit(path, tuple(ids), any(n not in plain for n in ids)) for path, ids in files.items()
     ]
 
 
 def _job(ctx: RunContext, unit: _Unit, learned: dict[str, float]) -> Job:
     # A unit of no device is told it holds none ("none"): a test in it that asks for a device
     # after all fails saying so, never shares a card.
-    call = phase_call(
-        ctx,
-        "l2",
-        None,
-        attempt=1,
-        extra=l2_plugin_flags(ctx),
-        user_args=[*undistributed_options(ctx.pytest_args), *unit.tests],
-    )
-    env = {**call.env, **coverage_env(ctx, _coverage_label(unit.name)), **deadline_env(ctx)}
+    options = undistributed_options(ctx.plan.pytest_args)
+    argv = pytest_argv(*l2_plugin_flags(ctx), *options, *unit.tests)
+    told = ctx.plan.child("l2", label=_coverage_label(unit.name), deadline=True)
     devices = 1 if unit.needs_device else 0
     estimate = _estimate(ctx, unit, learned)
-    return Job(unit.name, devices, tuple(call.argv), estimate, env=tuple(env.items()))
+    return Job(unit.name, devices, tuple(argv), estimate, env=tuple(told.to_env().items()))
 
 
 def _estimate(ctx: RunContext, unit: _Unit, learned: dict[str, float]) -> float | None:
@@ -90,26 +81,26 @@ def _estimate(ctx: RunContext, unit: _Unit, learned: dict[str, float]) -> float 
     seconds = learned.get(f"file:{path}")
     if seconds is None:
         return None
-    in_file = sum(1 for nodeid in ctx.l2_tests or () if file_of(nodeid) == path)
+    in_file = sum(1 for nodeid in ctx.plan.l2_tests or () if file_of(nodeid) == path)
     return seconds * len(unit.tests) / max(1, in_file)
 
 
 def _execute(ctx: RunContext, jobs: list[Job]) -> list[JobResult]:
+    plan = ctx.plan
     options = ExecutorOptions(
         # Longest first on what was learned; a unit never measured is judged by nothing
         # else, and the deadline does not keep it from starting.
         estimate=lambda job: job.est_s or 0.0,
-        job_timeout_s=ctx.options.job_timeout,
-        tail_lines=ctx.options.tail_lines,
-        log_dir=ctx.report.parent / "logs",
-        env={**os.environ, **quarantine_env(ctx.test_quarantine)},
+        job_timeout_s=plan.options.job_timeout,
+        tail_lines=plan.options.tail_lines,
+        log_dir=plan.report.parent / "logs",
         on_finish=lambda result: _finished(ctx, result),
-        deadline_s=ctx.deadline.left_s() if ctx.deadline is not None else None,
-        slots=ctx.slots,
+        deadline_s=plan.deadline.left_s() if plan.deadline is not None else None,
+        slots=plan.slots,
         launcher=ctx.children.launcher,
     )
     execution = execute_for_phase(
-        ctx, "l2", jobs, ctx.devices, options,
+        ctx, "l2", jobs, plan.devices, options,
         coverage_label=lambda result: _coverage_label(result.label),
     )  # fmt: skip
     return execution.results

@@ -17,8 +17,13 @@ from pathlib import Path
 from simpler.contract import EXIT_OK
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.isolated import isolated_l2_phase
-from simpler.orchestrator.pytest_args import AUTO_WORKERS, l2_user_args, l2_xdist_flags
-from simpler.orchestrator.pytest_run import l2_plugin_flags, phase_call, phase_exit, run_pytest
+from simpler.orchestrator.pytest_args import (
+    AUTO_WORKERS,
+    l2_user_args,
+    l2_xdist_flags,
+    pytest_argv,
+)
+from simpler.orchestrator.pytest_run import l2_plugin_flags, phase_exit, run_pytest
 from simpler.reporting.nodeids import file_of
 from simpler.reporting.records import TestRecord
 from simpler.scheduler.durations import record_durations
@@ -30,9 +35,10 @@ __all__ = ["l2_phase", "l2_workers"]
 def l2_phase(ctx: RunContext) -> int:
     """The L2 tests: each file (or test) in a process of its own under ``--isolate``, else
     one session whose xdist workers fill the slots."""
-    if ctx.l2_files is not None and not ctx.l2_files:
+    plan = ctx.plan
+    if plan.l2_files is not None and not plan.l2_files:
         return EXIT_OK  # this shard's tests are all Resource tests
-    if ctx.isolate is not None and ctx.l2_tests is not None:
+    if plan.isolate is not None and plan.l2_tests is not None:
         worst = isolated_l2_phase(ctx)
     else:
         worst = _session(ctx)
@@ -41,48 +47,53 @@ def l2_phase(ctx: RunContext) -> int:
 
 
 def _session(ctx: RunContext) -> int:
+    plan = ctx.plan
     workers = l2_workers(ctx)
-    with _no_device_list(ctx) as told:
-        extra = [*l2_plugin_flags(ctx), *told, *l2_xdist_flags(ctx.pytest_args, workers)]
-        user_args = l2_user_args(ctx.pytest_args, workers, ctx.l2_files)
-        call = phase_call(ctx, "l2", ctx.devices, attempt=1, extra=extra, user_args=user_args)
-        numprocesses = ctx.pytest_args.numprocesses
+    with _no_device_list(ctx) as no_device:
+        extra = [*l2_plugin_flags(ctx), *no_device, *l2_xdist_flags(plan.pytest_args, workers)]
+        user_args = l2_user_args(plan.pytest_args, workers, plan.l2_files)
+        numprocesses = plan.pytest_args.numprocesses
         distributes = numprocesses != "0" if numprocesses is not None else workers > 1
-        ctx.phase_slots["l2"] = workers if distributes else 1
-        with hold_devices(ctx.devices):
-            return phase_exit(run_pytest(ctx, call, "L2 pass", distributes=distributes))
+        told = plan.child("l2", label="L2 pass", devices=plan.devices,
+                          workers_only=distributes, deadline=True)  # fmt: skip
+        ctx.state.phase_slots["l2"] = workers if distributes else 1
+        with hold_devices(plan.devices):
+            argv = pytest_argv(*extra, *user_args)
+            return phase_exit(run_pytest(ctx, argv, told, distributes=distributes))
 
 
 def l2_workers(ctx: RunContext) -> int:
     """The session's xdist workers: the user's ``-n`` (``auto``: the slots), one under ``-x``
     or ``--maxfail``, else the slots, no more than its tests can use."""
-    if not ctx.pytest_args.xdist:
+    plan = ctx.plan
+    if not plan.pytest_args.xdist:
         return 1  # -p no:xdist: one process, whatever the slots
-    asked = ctx.pytest_args.numprocesses
+    asked = plan.pytest_args.numprocesses
     if asked is not None and asked not in AUTO_WORKERS:
         return max(1, int(asked)) if asked.isdigit() else 1
-    if asked is None and ctx.pytest_args.maxfail:
+    if asked is None and plan.pytest_args.maxfail:
         return 1  # -x/--maxfail: stop at the Nth failure in pytest's order, as pytest would
-    tests = ctx.l2_tests
+    tests = plan.l2_tests
     if tests is None:  # not collected up front: every test is taken to use a device
-        return max(1, min(ctx.slots, len(ctx.devices)))
+        return max(1, min(plan.slots, len(plan.devices)))
     # A worker per device as soon as any test uses one (a crashed worker's queue then has a
     # replacement beside it), and the slots left for the files of tests that use none.
-    on_devices = len(ctx.devices) if any(n not in ctx.l2_plain for n in tests) else 0
-    anywhere = len({file_of(n) for n in tests if n in ctx.l2_plain})
-    return max(1, min(ctx.slots, on_devices + anywhere))
+    on_devices = len(plan.devices) if any(n not in plan.l2_plain for n in tests) else 0
+    anywhere = len({file_of(n) for n in tests if n in plan.l2_plain})
+    return max(1, min(plan.slots, on_devices + anywhere))
 
 
 @contextmanager
 def _no_device_list(ctx: RunContext) -> Iterator[list[str]]:
     """The flag that tells the session which tests use no device, and its file; none when the
     suite was not collected up front (then every test waits for a device)."""
-    if ctx.l2_tests is None:
+    tests = ctx.plan.l2_tests
+    if tests is None:
         yield []
         return
     with tempfile.TemporaryDirectory(prefix="simpler-l2-") as folder:
         listed = Path(folder) / "no-device-tests.txt"
-        plain = [n for n in ctx.l2_tests if n in ctx.l2_plain]
+        plain = [n for n in tests if n in ctx.plan.l2_plain]
         listed.write_text("".join(f"{n}\n" for n in plain), encoding="utf-8")
         yield [f"--simpler-no-device-tests={listed}"]
 
@@ -94,4 +105,4 @@ def _record_file_durations(ctx: RunContext) -> None:
         if isinstance(record, TestRecord) and record.phase == "l2":
             key = f"file:{file_of(record.nodeid)}"
             per_file[key] = per_file.get(key, 0.0) + (record.duration_s or 0.0)
-    record_durations(ctx.durations_file, per_file.items())
+    record_durations(ctx.plan.durations_file, per_file.items())

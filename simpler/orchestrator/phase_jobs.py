@@ -59,13 +59,13 @@ def execute_for_phase(
         execution = replace(
             second, results=[*kept, *second.results], retired=retired, most_at_once=most
         )
-    ctx.phase_slots[phase] = max(ctx.phase_slots.get(phase, 0), execution.most_at_once)
+    ctx.state.phase_slots[phase] = max(ctx.state.phase_slots.get(phase, 0), execution.most_at_once)
     if recorded is not None:
         recorded(execution)
     if execution.stopped_by in ("SIGTERM", "SIGINT"):
         raise Interrupted(signal.Signals[execution.stopped_by])
     if any(result.extra.get("deadline") for result in execution.results):
-        ctx.cut_by_deadline.add(phase)
+        ctx.state.cut_by_deadline.add(phase)
     return execution
 
 

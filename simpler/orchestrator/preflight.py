@@ -10,17 +10,21 @@ from __future__ import annotations
 import os
 
 from simpler.contract import BUILTIN_PLATFORMS, SIM_PLATFORMS
+from simpler.contract.child import ATTEMPT_ENV
+from simpler.contract.settings import (
+    CUDA_SPIN_MS_ENV,
+    OP_TIMEOUT_MS_ENV,
+    RESET_ATTEMPTS_ENV,
+    RUNNER_LIBRARY_ENV,
+    SIM_FAULTS_ENV,
+    positive_int_env,
+)
 from simpler.usage import UsageError
 
 __all__ = ["check_env_numbers", "check_faults", "check_platform", "check_runner_library"]
 
 # The positive integers the pytest processes read from the environment.
-ENV_NUMBERS = (
-    "SIMPLER_OP_TIMEOUT_MS",
-    "SIMPLER_RESET_ATTEMPTS",
-    "SIMPLER_ATTEMPT",
-    "SIMPLER_CUDA_SPIN_MS",
-)
+ENV_NUMBERS = (OP_TIMEOUT_MS_ENV, RESET_ATTEMPTS_ENV, ATTEMPT_ENV, CUDA_SPIN_MS_ENV)
 
 
 def check_faults(platform: str, pytest_args: list[str]) -> None:
@@ -29,7 +33,7 @@ def check_faults(platform: str, pytest_args: list[str]) -> None:
     from simpler.orchestrator.pytest_args import option_values
     from simpler.runner.faults import parse_faults
 
-    specs = [("SIMPLER_SIM_FAULTS", os.environ.get("SIMPLER_SIM_FAULTS"))]
+    specs = [(SIM_FAULTS_ENV, os.environ.get(SIM_FAULTS_ENV))]
     faults = option_values(pytest_args, "--simpler-sim-fault")
     specs += [("--simpler-sim-fault", value) for value in faults]
     for source, spec in specs:
@@ -47,8 +51,6 @@ def check_faults(platform: str, pytest_args: list[str]) -> None:
 
 def check_env_numbers() -> None:
     """Numbers every pytest process would read: a bad one is refused once, before anything."""
-    from simpler.env_settings import positive_int_env
-
     for name in ENV_NUMBERS:
         try:
             positive_int_env(name, 1)
@@ -58,7 +60,7 @@ def check_env_numbers() -> None:
 
 def check_platform(platform: str, runner_hook: bool) -> None:
     """A platform is built in, or a runner is provided for it: a hook or a runner library."""
-    user_library = os.environ.get("SIMPLER_RUNNER_LIBRARY")
+    user_library = os.environ.get(RUNNER_LIBRARY_ENV)
     if user_library and platform not in SIM_PLATFORMS and not runner_hook:
         check_runner_library(user_library)
     if runner_hook or user_library or platform in SIM_PLATFORMS:
@@ -73,7 +75,7 @@ def check_platform(platform: str, runner_hook: bool) -> None:
     raise UsageError(
         f"simpler run: unknown platform {platform!r}: no runner is provided for it (built in: "
         f"{', '.join(BUILTIN_PLATFORMS)}; implement the pytest_simpler_create_runner hook in a "
-        "conftest.py, or set SIMPLER_RUNNER_LIBRARY to a library implementing "
+        f"conftest.py, or set {RUNNER_LIBRARY_ENV} to a library implementing "
         "simpler/runner/runner.h)"
     )
 

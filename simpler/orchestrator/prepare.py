@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from simpler.contract import PHASE_ORDER
+from simpler.contract.settings import DEADLINE_ENV, RUN_ID_ENV
 from simpler.coverage.options import CovRequest, cov_options
 from simpler.coverage.process_env import RunCoverage, data_dir_of
 from simpler.devices import parse_devices
 from simpler.orchestrator.children import ChildStarts
 from simpler.orchestrator.collection import inspect_suite
-from simpler.orchestrator.context import RunContext
-from simpler.orchestrator.deadline import DEADLINE_ENV, run_deadline
+from simpler.orchestrator.context import RunContext, RunPlan
+from simpler.orchestrator.deadline import run_deadline
 from simpler.orchestrator.empty_run import record_nothing_to_run
 from simpler.orchestrator.options import RunOptions
 from simpler.orchestrator.preflight import check_env_numbers, check_faults, check_platform
@@ -94,37 +95,36 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
             l2_files, resource_tests = mine.l2_files, mine.resource
             _check_fit(mine.resource, devices, phases)
         path = report.report_path(options.report).resolve()
-        ctx = RunContext(
-            platform=options.platform,
-            devices=devices,
-            slots=slots,
-            report=path,
-            run_id=run_id_for(
-                path, explicit=options.run_id, starts_run="l2" in phases or options.new_run
-            ),
-            pytest_args=parsed_args,
+        starts_run = "l2" in phases or options.new_run
+        run_id = run_id_for(path, explicit=options.run_id, starts_run=starts_run)
+        history = _history(options.history, phases)
+        if not ((resource_tests and "resource" in phases) or (options.isolate and "l2" in phases)):
+            children.close()  # started on the chance: this run's L2 and Resource start no child
+        measured = RunCoverage(coverage, data_dir_of(path, run_id)) if coverage.enabled else None
+        impact_map = _impact_target(history, path, run_id) if options.impact_map else None
+        # Last: the collection above is part of the start-up the deadline must leave room for.
+        deadline = run_deadline(options.deadline or os.environ.get(DEADLINE_ENV), PROG)
+        plan = RunPlan(
             options=options,
+            devices=devices,
+            report=path,
+            run_id=run_id,
+            slots=slots,
+            pytest_args=parsed_args,
             resource_tests=resource_tests,
             l2_files=l2_files,
             l2_tests=_l2_tests(listing, l2_files),
             l2_plain=frozenset(listing.plain) if listing is not None else frozenset(),
             shard=split.label,
-            history=_history(options.history, phases),
+            history=history,
+            impact_map=impact_map,
+            only_tests=affected.only_tests if affected is not None else None,
+            affected=affected.record if affected is not None else None,
             test_quarantine=quarantine,
-            isolate=options.isolate,
-            children=children,
+            coverage=measured,
+            deadline=deadline,
         )
-        if not ((resource_tests and "resource" in phases) or (ctx.isolate and "l2" in phases)):
-            children.close()  # started on the chance: this run's L2 and Resource start no child
-        if coverage.enabled:
-            ctx.coverage = RunCoverage(coverage, data_dir_of(path, ctx.run_id))
-        if options.impact_map:
-            ctx.impact_map = _impact_target(ctx.history, path, ctx.run_id)
-        if affected is not None:
-            ctx.only_tests, ctx.affected = affected.only_tests, affected.record
-        # Last: the collection above is part of the start-up the deadline must leave room for.
-        ctx.deadline = run_deadline(options.deadline or os.environ.get(DEADLINE_ENV), PROG)
-        return ctx, phases
+        return RunContext(plan, children=children), phases
 
 
 def _early_children(options: RunOptions, phases: list[str], coverage: bool) -> ChildStarts:
@@ -207,8 +207,8 @@ def _devices(text: str) -> list[int]:
 
 
 def _check_run_ids(explicit: str | None) -> None:
-    from_env = os.environ.get("SIMPLER_RUN_ID") or None
-    for source, named in (("--run-id", explicit), ("SIMPLER_RUN_ID", from_env)):
+    from_env = os.environ.get(RUN_ID_ENV) or None
+    for source, named in (("--run-id", explicit), (RUN_ID_ENV, from_env)):
         if named is not None and not check_run_id(named):
             raise UsageError(
                 f"{PROG}: {source} {named!r} is not a run id (letters, digits, . _ : + -)"

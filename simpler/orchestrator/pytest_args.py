@@ -1,6 +1,8 @@
 """Every pytest command line simpler starts, and what the user's own pytest args ask for.
 
-The phases, the Resource children and the up-front collection all build their argv here.
+The phases, the Resource children and the up-front collection all build their argv here;
+what a phase's process is told of the run (its phase, platform, devices, report, ...) it is
+told in its environment, ``simpler.contract.child``, never here.
 What each of the user's args is (a test selection, xdist control, a plugin to load or
 block, or an option with its values) is never guessed from its text: the up-front child
 asks pytest's own parser, with the project's conftest options and installed plugins
@@ -23,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from simpler.devices import format_devices
-from simpler.scheduler.jobs import DEVICES_PLACEHOLDER
 
 __all__ = [
     "AUTO_WORKERS",
@@ -37,12 +38,11 @@ __all__ = [
     "XDIST",
     "ArgGroup",
     "PytestArgs",
-    "PytestCall",
     "collection_argv",
     "l2_user_args",
     "l2_xdist_flags",
     "option_values",
-    "pytest_call",
+    "pytest_argv",
     "resource_child_argv",
     "undistributed_options",
 ]
@@ -175,56 +175,9 @@ class PytestArgs:
         return given[-1] if given else None
 
 
-@dataclass(frozen=True)
-class PytestCall:
-    """One pytest process of a phase: its argv and the env it adds."""
-
-    argv: list[str]
-    env: dict[str, str]
-
-
-def _pytest(*args: str) -> list[str]:
+def pytest_argv(*args: str) -> list[str]:
+    """The command line of a pytest process on this interpreter."""
     return [sys.executable, "-m", "pytest", *args]
-
-
-def _target(platform: str, devices: str, report: str) -> list[str]:
-    # Paths as one `--opt=PATH` token: pytest picks its rootdir (when the project has no ini
-    # file) from the existing paths among the arguments it cannot parse yet, and ours are not
-    # known that early; a separate report path would move the rootdir and every node id.
-    return [
-        f"--simpler-platform={platform}",
-        f"--simpler-device={devices}",
-        f"--simpler-report={report}",
-    ]
-
-
-def pytest_call(
-    *,
-    phase: str,
-    platform: str,
-    devices: list[int] | None,
-    report: str,
-    run_id: str,
-    attempt: int,
-    extra: list[str],
-    user_args: list[str],
-) -> PytestCall:
-    """A phase's own pytest process (L2 or a retry).
-
-    ``devices`` None: the scheduler places it, filling in ``{devices}`` and ``SIMPLER_DEVICES``.
-    """
-    spec = DEVICES_PLACEHOLDER if devices is None else format_devices(devices)
-    argv = _pytest("--simpler-phase", phase, *_target(platform, spec, report), *extra, *user_args)
-    env = {
-        "SIMPLER_RUN_ID": run_id,
-        "SIMPLER_PHASE": phase,
-        "SIMPLER_ATTEMPT": str(attempt),
-        "SIMPLER_REPORT": report,
-        "SIMPLER_PLATFORM": platform,
-    }
-    if devices is not None:
-        env["SIMPLER_DEVICES"] = ",".join(map(str, devices))
-    return PytestCall(argv, env)
 
 
 def l2_xdist_flags(user_args: PytestArgs, workers: int) -> list[str]:
@@ -270,19 +223,9 @@ def undistributed_options(user_args: PytestArgs) -> list[str]:
     ]
 
 
-def resource_child_argv(
-    nodeid: str, platform: str, report: str, user_args: PytestArgs
-) -> tuple[str, ...]:
-    """A Resource child for one test; the scheduler fills in its devices."""
-    return tuple(
-        _pytest(
-            nodeid,
-            "--simpler-phase",
-            "resource",
-            *_target(platform, DEVICES_PLACEHOLDER, report),
-            *undistributed_options(user_args),
-        )
-    )
+def resource_child_argv(nodeid: str, user_args: PytestArgs) -> tuple[str, ...]:
+    """A Resource child for one test (the scheduler tells it its devices)."""
+    return tuple(pytest_argv(nodeid, *undistributed_options(user_args)))
 
 
 def collection_argv(
@@ -299,7 +242,7 @@ def collection_argv(
     own += [f"--simpler-args={described}"]
     if listing is not None:
         own += [f"--simpler-list={listing}"]
-    return _pytest(*own, *user_args)
+    return pytest_argv(*own, *user_args)
 
 
 def option_values(user_args: list[str], option: str) -> list[str]:

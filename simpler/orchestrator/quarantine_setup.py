@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from simpler.contract.settings import QUARANTINE_ENV
 from simpler.reporting.quarantine_file import (
-    QUARANTINE_ENV,
     QUARANTINE_FILE_NAME,
     QuarantineFile,
     QuarantineFileError,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from simpler.ci import gha
 from simpler.ci.quarantine_markup import quarantine_markdown, quarantine_warnings
 from simpler.contract import EXIT_INFRA, EXIT_NO_TESTS, EXIT_USAGE
+from simpler.contract.settings import REPORT_ENV
 from simpler.coverage.options import CovOptions
 from simpler.coverage.reports import CoverageResult
 from simpler.orchestrator.context import RunContext
@@ -77,7 +78,7 @@ class SummarySettings(Protocol):
 
 
 WHERE_RUNS_GO = (
-    "a run writes its records where simpler run --report names, else $SIMPLER_REPORT, "
+    f"a run writes its records where simpler run --report names, else ${REPORT_ENV}, "
     f"else {report.DEFAULT_REPORT}"
 )
 
@@ -312,13 +313,15 @@ def report_phase(ctx: RunContext) -> int:
         return EXIT_INFRA
     # This phase's own end record is not written yet: do not call the run incomplete for it.
     records = [r for r in records if not (isinstance(r, PhaseRecord) and r.phase == "report")]
+    plan = ctx.plan
     if follower.malformed and not records:
-        return _nothing_readable([ctx.report], follower.malformed)
+        return _nothing_readable([plan.report], follower.malformed)
     options = ReportOptions.of(
-        ctx.options, ruling=ctx.ruling, test_quarantine=ctx.test_quarantine, impact=ctx.impact_map
-    )
+        plan.options, ruling=ctx.state.ruling, test_quarantine=plan.test_quarantine,
+        impact=plan.impact_map,
+    )  # fmt: skip
     gc.disable()  # see print_report
     try:
-        return _print_records(records, follower.malformed, options, [(ctx.report, records)])
+        return _print_records(records, follower.malformed, options, [(plan.report, records)])
     finally:
         gc.enable()

@@ -1,13 +1,11 @@
 """The Resource phase: one child pytest per ``device_count`` test, placed by the scheduler.
 
-Each child gets its devices as ``--simpler-device 4-5`` and ``SIMPLER_DEVICES=4,5``; its
+Each child is told its devices as the scheduler places it (``4,5``: ``RunPlan.child``); its
 output streams to ``<report dir>/logs/<label>.log``; its end becomes a ``child``
 record the moment it is known, so a killed orchestrator loses no finished child.
 """
 
 from __future__ import annotations
-
-import os
 
 from simpler.ci.child_output import announce
 from simpler.contract import EXIT_FAILED, EXIT_OK
@@ -15,8 +13,7 @@ from simpler.orchestrator.collection import ListingError, collect_suite
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.phase_jobs import child_record, execute_for_phase
 from simpler.orchestrator.pytest_args import resource_child_argv
-from simpler.orchestrator.quarantine_setup import quarantine_env
-from simpler.orchestrator.run_coverage import coverage_env, result_ended
+from simpler.orchestrator.run_coverage import result_ended
 from simpler.reporting.records import DeviceRetiredRecord
 from simpler.reporting.recovery_queries import retired_devices
 from simpler.scheduler.durations import estimator, load_measurements, record_results
@@ -28,10 +25,11 @@ __all__ = ["resource_phase"]
 
 
 def resource_phase(ctx: RunContext) -> int:
-    tests = ctx.resource_tests
+    plan = ctx.plan
+    tests = plan.resource_tests
     if tests is None:
         try:
-            tests = collect_suite(ctx.platform, ctx.devices, ctx.pytest_args.given).resource
+            tests = collect_suite(plan.platform, plan.devices, plan.pytest_args.given).resource
         except (ListingError, ValueError) as error:
             print(f"simpler: {error}", flush=True)
             return EXIT_FAILED
@@ -40,29 +38,28 @@ def resource_phase(ctx: RunContext) -> int:
     already = retired_devices(ctx.records())
     jobs = [_job(ctx, t) for t in tests]
     options = ExecutorOptions(
-        estimate=estimator(load_measurements(ctx.durations_file)),
-        policy=ctx.options.policy,
-        job_timeout_s=ctx.options.job_timeout,
-        session_timeout_s=ctx.options.session_timeout,
-        exit_first=ctx.options.exitfirst,
-        tail_lines=ctx.options.tail_lines,
-        log_dir=ctx.report.parent / "logs",
-        env={**os.environ, **_child_env(ctx)},
+        estimate=estimator(load_measurements(plan.durations_file)),
+        policy=plan.options.policy,
+        job_timeout_s=plan.options.job_timeout,
+        session_timeout_s=plan.options.session_timeout,
+        exit_first=plan.options.exitfirst,
+        tail_lines=plan.options.tail_lines,
+        log_dir=plan.report.parent / "logs",
         on_finish=lambda result: _finished(ctx, result),
         retire=lambda result: sorted(retired_devices(ctx.records()) & set(result.devices)),
         retired_at_start=sorted(already),
-        deadline_s=ctx.deadline.left_s() if ctx.deadline is not None else None,
-        deadline_estimate=estimator(load_measurements(ctx.durations_file), default=0.0),
-        slots=ctx.slots,
+        deadline_s=plan.deadline.left_s() if plan.deadline is not None else None,
+        deadline_estimate=estimator(load_measurements(plan.durations_file), default=0.0),
+        slots=plan.slots,
         launcher=ctx.children.launcher,
     )
     if already:
         reason = "worker could not be reset in L2"
         ctx.write(ctx.record(DeviceRetiredRecord, devices=sorted(already), reason=reason))
     execution = execute_for_phase(
-        ctx, "resource", jobs, ctx.devices, options,
+        ctx, "resource", jobs, plan.devices, options,
         coverage_label=lambda result: _coverage_label(result.nodeid or result.label),
-        recorded=lambda done: record_results(ctx.durations_file, done.results),
+        recorded=lambda done: record_results(plan.durations_file, done.results),
     )  # fmt: skip
     newly = sorted(set(execution.retired) - already)
     if newly:
@@ -73,20 +70,9 @@ def resource_phase(ctx: RunContext) -> int:
     return EXIT_FAILED if failed or (execution.stopped_by not in (None, "deadline")) else EXIT_OK
 
 
-def _child_env(ctx: RunContext) -> dict[str, str]:
-    return {
-        "SIMPLER_RUN_ID": ctx.run_id,
-        "SIMPLER_PHASE": "resource",
-        "SIMPLER_ATTEMPT": "1",
-        "SIMPLER_REPORT": str(ctx.report),
-        "SIMPLER_PLATFORM": ctx.platform,
-        **quarantine_env(ctx.test_quarantine),
-    }
-
-
 def _job(ctx: RunContext, test: ResourceTest) -> Job:
-    argv = resource_child_argv(test.nodeid, ctx.platform, str(ctx.report), ctx.pytest_args)
-    env = tuple(coverage_env(ctx, _coverage_label(test.nodeid)).items())
+    argv = resource_child_argv(test.nodeid, ctx.plan.pytest_args)
+    env = tuple(ctx.plan.child("resource", label=_coverage_label(test.nodeid)).to_env().items())
     return Job(
         test.nodeid, test.devices, argv, test.est_s, test.timeout_s, env=env, nodeid=test.nodeid
     )
@@ -110,7 +96,9 @@ def _finished(ctx: RunContext, result: JobResult) -> None:
         print(f"simpler: {result.nodeid or result.label}: {why}", flush=True)
         return
     record = child_record(ctx, result).replace(not_run=result.extra.get("not_run"))
-    quarantine = ctx.test_quarantine
+    quarantine = ctx.plan.test_quarantine
     # A child that dies before its test's record still belongs to a quarantined test.
-    ctx.write(quarantine.mark(record, ctx.platform) if quarantine and result.nodeid else record)
+    ctx.write(
+        quarantine.mark(record, ctx.plan.platform) if quarantine and result.nodeid else record
+    )
     announce(result)

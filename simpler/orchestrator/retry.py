@@ -11,16 +11,15 @@ processes of a round run in parallel, one device each, never two on one device a
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from simpler.ci.child_output import announce
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.phase_jobs import execute_for_phase
-from simpler.orchestrator.pytest_args import undistributed_options
-from simpler.orchestrator.pytest_run import phase_call, phase_exit
-from simpler.orchestrator.run_coverage import coverage_env, result_ended
+from simpler.orchestrator.pytest_args import pytest_argv, undistributed_options
+from simpler.orchestrator.pytest_run import phase_exit
+from simpler.orchestrator.run_coverage import result_ended
 from simpler.reporting.recovery_queries import (
     poison_skipped,
     poison_skipped_by_worker,
@@ -66,13 +65,13 @@ def retry_phase(ctx: RunContext) -> int:
         return EXIT_OK
     # A fresh process sees a clean card, but prefer the devices that were never retired.
     retired = retired_devices(records)
-    healthy = [d for d in ctx.devices if d not in retired] or ctx.devices
+    healthy = [d for d in ctx.plan.devices if d not in retired] or ctx.plan.devices
     worst = EXIT_OK
     for round_number in range(1, VICTIM_PROCESSES + 1):
         if not victims and not triggers:
             break
-        jobs = {_label(g.label, round_number): _victims_job(ctx, g) for g in victims}
-        jobs.update({_trigger_label(t): _trigger_job(ctx, t) for t in triggers})
+        jobs = [_victims_job(ctx, g, _label(g.label, round_number)) for g in victims]
+        jobs += [_trigger_job(ctx, t) for t in triggers]
         seen = len(records)
         results = {r.label: r for r in _execute(ctx, jobs, healthy)}
         records = ctx.records()
@@ -104,22 +103,18 @@ def _still_waiting(group: _Victims, queued_again: list[str]) -> bool:
     return True
 
 
-def _execute(ctx: RunContext, jobs: dict[str, Job], devices: list[int]) -> list[JobResult]:
+def _execute(ctx: RunContext, jobs: list[Job], devices: list[int]) -> list[JobResult]:
+    plan = ctx.plan
     options = ExecutorOptions(
         estimate=lambda job: job.est_s or 1.0,  # tests to run: the longest queue starts first
-        tail_lines=ctx.options.tail_lines,
-        log_dir=ctx.report.parent / "logs",
-        env=dict(os.environ),
+        tail_lines=plan.options.tail_lines,
+        log_dir=plan.report.parent / "logs",
         on_finish=lambda result: _finished(ctx, result),
-        deadline_s=ctx.deadline.left_s() if ctx.deadline is not None else None,
-        slots=ctx.slots,
+        deadline_s=plan.deadline.left_s() if plan.deadline is not None else None,
+        slots=plan.slots,
         launcher=ctx.children.launcher,
     )  # none retired inside the phase: each process starts on a card made clean for it
-    named = [
-        replace(job, label=label, env=(*job.env, *coverage_env(ctx, label).items()))
-        for label, job in jobs.items()
-    ]
-    return execute_for_phase(ctx, "retry", named, devices, options).results
+    return execute_for_phase(ctx, "retry", jobs, devices, options).results
 
 
 def _finished(ctx: RunContext, result: JobResult) -> None:
@@ -127,20 +122,21 @@ def _finished(ctx: RunContext, result: JobResult) -> None:
     announce(result)
 
 
-def _victims_job(ctx: RunContext, group: _Victims) -> Job:
+def _victims_job(ctx: RunContext, group: _Victims, label: str) -> Job:
     extra = ["--simpler-retry-role", "victim", *group.pending]
-    return _job(ctx, VICTIM_ATTEMPT, extra, float(len(group.pending)))
+    return _job(ctx, label, VICTIM_ATTEMPT, extra, float(len(group.pending)))
 
 
 def _trigger_job(ctx: RunContext, trigger: _Trigger) -> Job:
     extra = ["--simpler-retry-role", "trigger", trigger.nodeid]
-    return _job(ctx, trigger.attempt, extra, 1.0)
+    return _job(ctx, _trigger_label(trigger), trigger.attempt, extra, 1.0)
 
 
-def _job(ctx: RunContext, attempt: int, extra: list[str], est_s: float) -> Job:
-    flags = undistributed_options(ctx.pytest_args)
-    call = phase_call(ctx, "retry", None, attempt=attempt, extra=extra, user_args=flags)
-    return Job("", 1, tuple(call.argv), est_s, env=tuple(call.env.items()))
+def _job(ctx: RunContext, label: str, attempt: int, extra: list[str], est_s: float) -> Job:
+    """A retry process: ``label`` names it in the logs and the run's coverage."""
+    argv = pytest_argv(*extra, *undistributed_options(ctx.plan.pytest_args))
+    told = ctx.plan.child("retry", label=label, attempt=attempt)
+    return Job(label, 1, tuple(argv), est_s, env=tuple(told.to_env().items()))
 
 
 def _victims_label(index: int, worker: str) -> str:

@@ -48,13 +48,14 @@ def run_phases(ctx: RunContext, phases: list[str]) -> int:
     A usage error (the same in every later phase) or an interruption skips the test phases
     left, never the report; an infrastructure failure (exit 3) outranks the report's verdict.
     """
+    plan = ctx.plan
     results: dict[str, int] = {}
     interrupted: Interrupted | None = None
-    if ctx.coverage is not None:
-        ctx.write(run_record(ctx, ctx.coverage))
-    if ctx.deadline is not None:
-        warn_if_too_long(ctx, phases)
-    if (ctx.resource_tests and "resource" in phases) or (ctx.isolate and "l2" in phases):
+    if plan.coverage is not None:
+        ctx.write(run_record(ctx, plan.coverage))
+    if plan.deadline is not None:
+        warn_if_too_long(plan, phases)
+    if (plan.resource_tests and "resource" in phases) or (plan.isolate and "l2" in phases):
         ctx.children.start(dict(os.environ))  # its preloads overlap the L2 phase
     with guarded_run(ctx) as guard:
         for name in phases:
@@ -66,7 +67,7 @@ def run_phases(ctx: RunContext, phases: list[str]) -> int:
                 if name == "report":
                     ctx.children.close()  # the warm process ends with the tests
                     guard.tests_over()  # every child stopped, every leftover killed and recorded
-                    ctx.ruling = _ruling(results, interrupted or guard.interrupted)
+                    ctx.state.ruling = _ruling(results, interrupted or guard.interrupted)
                 results[name] = _bracketed(ctx, name, PHASES[name])
             except Interrupted as stop:  # in a phase, or between two of them
                 interrupted = interrupted or stop
@@ -77,7 +78,8 @@ def run_phases(ctx: RunContext, phases: list[str]) -> int:
         ctx.children.close()
     late = guard.interrupted if interrupted is None else None  # came during the report
     ruling = _ruling(results, interrupted or late)
-    told = ctx.ruling is not None and late is not None and ctx.ruling.code == late.exit_code
+    ruled = ctx.state.ruling
+    told = ruled is not None and late is not None and ruled.code == late.exit_code
     if late is not None and "report" in results and not told:
         # The verdict line is printed already: the last line must still say what we return.
         print(f"simpler: interrupted by {late} after the summary -> exit {late.exit_code}")
@@ -111,17 +113,18 @@ def _stopped_by(
     usage = [name for name, code in results.items() if code == EXIT_USAGE]
     if usage:
         return f"usage error in phase {usage[0]}"
-    return ctx.deadline.reason if ctx.deadline is not None and ctx.deadline.reached else None
+    deadline = ctx.plan.deadline
+    return deadline.reason if deadline is not None and deadline.reached else None
 
 
 def _not_started(ctx: RunContext, name: str, why: str) -> None:
     """A test phase that never started still says what it was to run, so the summary counts
     its tests as not run (and names why) instead of forgetting them."""
-    if name == "retry" or (ctx.current_phase == name and name in SELECTING_PHASES):
+    if name == "retry" or (ctx.state.current_phase == name and name in SELECTING_PHASES):
         return  # the retry's tests are the others' (no plan); a started phase wrote its own
-    ctx.current_phase = name
+    ctx.state.current_phase = name
     ctx.write(_start(ctx, name))
-    deadline = why if ctx.deadline is not None and why == ctx.deadline.reason else None
+    deadline = why if ctx.plan.deadline is not None and why == ctx.plan.deadline.reason else None
     ctx.write(ctx.record(PhaseRecord, event="end", counts={}, returncode=None, duration_s=0.0,
                          not_started=why, deadline=deadline))  # fmt: skip
 
@@ -129,16 +132,17 @@ def _not_started(ctx: RunContext, name: str, why: str) -> None:
 def _start(ctx: RunContext, name: str) -> PhaseRecord:
     """The start record of the phase ``name`` (the current one): a test phase's says what it is
     to run, when the suite was listed up front (completeness.py)."""
-    start = ctx.record(PhaseRecord, event="start", shard=ctx.shard, platform=ctx.platform)
-    resource = ctx.resource_tests
-    if ctx.l2_tests is None or resource is None or name not in SELECTING_PHASES:
+    plan = ctx.plan
+    start = ctx.record(PhaseRecord, event="start", shard=plan.shard, platform=plan.platform)
+    resource, l2_tests = plan.resource_tests, plan.l2_tests
+    if l2_tests is None or resource is None or name not in SELECTING_PHASES:
         return start
-    selected = len(ctx.l2_tests) + len(resource)
+    selected = len(l2_tests) + len(resource)
     if name == "resource":
         return start.replace(planned=[t.nodeid for t in resource], selected=selected)
-    plain = [n for n in ctx.l2_tests if n in ctx.l2_plain]
-    start = start.replace(planned=list(ctx.l2_tests), no_device=plain, selected=selected)
-    return start if ctx.affected is None else start.replace(affected=ctx.affected)
+    plain = [n for n in l2_tests if n in plan.l2_plain]
+    start = start.replace(planned=list(l2_tests), no_device=plain, selected=selected)
+    return start if plan.affected is None else start.replace(affected=plan.affected)
 
 
 def _devices_used(records: list[Record]) -> list[int]:
@@ -151,7 +155,7 @@ def _devices_used(records: list[Record]) -> list[int]:
 
 
 def _bracketed(ctx: RunContext, name: str, phase: Callable[[RunContext], int]) -> int:
-    ctx.current_phase = name
+    ctx.state.current_phase = name
     ctx.write(_start(ctx, name))
     started = time.monotonic()
     returncode, interrupted, crash = EXIT_FAILED, None, None
@@ -166,7 +170,7 @@ def _bracketed(ctx: RunContext, name: str, phase: Callable[[RunContext], int]) -
     records = [r for r in ctx.records() if r.phase == name]
     counts = Counter(r.outcome for r in records if isinstance(r, TestRecord))
     if any(isinstance(r, SessionRecord) and r.deadline_held_back for r in records):
-        ctx.cut_by_deadline.add(name)  # the plugin kept tests from starting: the deadline cut it
+        ctx.state.cut_by_deadline.add(name)  # the plugin held tests back: the deadline cut it
     end = ctx.record(
         PhaseRecord,
         event="end",
@@ -175,12 +179,18 @@ def _bracketed(ctx: RunContext, name: str, phase: Callable[[RunContext], int]) -
         duration_s=round(time.monotonic() - started, 3),
         interrupted=str(interrupted) if interrupted else None,
         error=crash,
-        deadline=ctx.deadline.reason if ctx.deadline and name in ctx.cut_by_deadline else None,
+        deadline=_cut_by_deadline(ctx, name),
         children=ctx.children.how if ctx.children.started_any else None,
-        slots=ctx.phase_slots.get(name),
+        slots=ctx.state.phase_slots.get(name),
         devices=_devices_used(records),
     )
     ctx.write(end)
     if interrupted is not None:
         raise interrupted
     return returncode
+
+
+def _cut_by_deadline(ctx: RunContext, name: str) -> str | None:
+    """Why the deadline cut phase ``name`` short, for its end record; None when it did not."""
+    deadline = ctx.plan.deadline
+    return deadline.reason if deadline and name in ctx.state.cut_by_deadline else None

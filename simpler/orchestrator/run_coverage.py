@@ -1,5 +1,6 @@
-"""A run's coverage as the orchestrator keeps it: each process it starts is measured, and how
-each ended is recorded, so the report can say whose data is missing or partial and why."""
+"""A run's coverage as the orchestrator keeps it: each process it starts is measured (it is
+told so, ``RunPlan.child``), and how each ended is recorded, so the report can say whose data
+is missing or partial and why."""
 
 from __future__ import annotations
 
@@ -14,35 +15,27 @@ from simpler.scheduler.process import signal_name
 if TYPE_CHECKING:
     from simpler.orchestrator.context import RunContext
 
-__all__ = ["coverage_env", "process_ended", "result_ended", "run_record"]
-
-
-def coverage_env(ctx: RunContext, label: str, *, workers_only: bool = False) -> dict[str, str]:
-    """The env that makes the process ``label`` measure itself (``workers_only``: only the
-    xdist workers it starts); none when the run is not measured."""
-    if ctx.coverage is None:
-        return {}
-    return ctx.coverage.env(label, workers_only=workers_only)
+__all__ = ["process_ended", "result_ended", "run_record"]
 
 
 def run_record(ctx: RunContext, coverage: RunCoverage) -> CoverageRecord:
     """The run's ``coverage`` record: what it asked for, where its data lies, and its root, so
     that a merge of several checkouts maps their paths onto one."""
-    data_dir = os.path.relpath(coverage.data_dir, ctx.report.parent)
+    data_dir = os.path.relpath(coverage.data_dir, ctx.plan.report.parent)
     record = ctx.record(CoverageRecord, event="run", root=os.getcwd(), data_dir=data_dir)
     return coverage.options.add_to(record)
 
 
 def process_ended(ctx: RunContext, label: str, pid: int, returncode: int) -> None:
     """A measured process the run started in the foreground (an L2 pass) has ended."""
-    if ctx.coverage is not None:
+    if ctx.plan.coverage is not None:
         _write_ended(ctx, label, pid, _why(signal_name(returncode), timed_out=False))
 
 
 def result_ended(ctx: RunContext, result: JobResult, label: str) -> None:
     """A measured child of the scheduler (Resource, retry) named ``label`` has ended; one that
     never started was to write nothing."""
-    if ctx.coverage is not None and result.pid is not None and not result.extra.get("not_run"):
+    if ctx.plan.coverage is not None and result.pid is not None and not result.extra.get("not_run"):
         why = _why(result.signal, timed_out=result.timed_out)
         if result.extra.get("deadline"):
             why = "stopped at the deadline"

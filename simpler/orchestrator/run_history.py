@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from simpler.contract import EXIT_INFRA
+from simpler.contract.settings import HISTORY_ENV
 from simpler.orchestrator.context import RunContext
 
 __all__ = ["IMPORTED_PREFIX", "check_history", "history_target", "import_run"]
@@ -26,7 +27,7 @@ def history_target(explicit: str | None) -> str | None:
     as an absolute path, a server URL as it is."""
     from simpler.history.store import is_server
 
-    chosen = explicit or os.environ.get("SIMPLER_HISTORY") or None
+    chosen = explicit or os.environ.get(HISTORY_ENV) or None
     if not chosen:
         return None
     return chosen if is_server(chosen) else str(Path(chosen).resolve())
@@ -42,24 +43,24 @@ def check_history(ref: str) -> None:
 
 def import_run(ctx: RunContext, returncode: int) -> int:
     """Import this run; the run's exit code, or 3 with one line when the import failed."""
-    if ctx.history is None:
+    if ctx.plan.history is None:
         return returncode
     started = time.perf_counter()  # the modules' import included: a run without one skips it
     from simpler.history.store.url import store_label
 
-    label = store_label(ctx.history)  # a server's password is never printed
+    label = store_label(ctx.plan.history)  # a server's password is never printed
     try:
         from simpler.history.importer import import_records
         from simpler.history.store import open_store
 
-        conn = open_store(ctx.history)
+        conn = open_store(ctx.plan.history)
         try:
             summary = import_records(
                 # The importer reads dicts: its hot loop parses lines without typing them.
                 conn,
                 [record.to_dict() for record in ctx.records()],
-                source=str(ctx.report),
-                only_run=ctx.run_id,
+                source=str(ctx.plan.report),
+                only_run=ctx.plan.run_id,
             )
         finally:
             conn.close()

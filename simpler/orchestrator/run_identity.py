@@ -8,6 +8,7 @@ import secrets
 import time
 from pathlib import Path
 
+from simpler.contract.settings import RUN_ID_ENV
 from simpler.reporting.follow import latest_run
 
 __all__ = ["check_run_id", "new_run_id", "run_id_for"]
@@ -29,7 +30,7 @@ def run_id_for(path: Path, *, explicit: str | None = None, starts_run: bool) -> 
     (the l2 phase or ``--new-run``), else the latest run of the report file, so that
     ``--phases l2``, ``--phases resource``, ``--phases retry`` and ``simpler report`` in
     separate sessions make one run and one verdict."""
-    named = explicit or os.environ.get("SIMPLER_RUN_ID")
+    named = explicit or os.environ.get(RUN_ID_ENV)
     if named:
         return named
     if not starts_run:

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import os
 
-from simpler.env_settings import positive_int_env
+from simpler.contract.settings import JOBS_ENV, positive_int_env
 from simpler.usage import UsageError
 
-__all__ = ["JOBS_ENV", "cpu_count", "run_slots"]
-
-JOBS_ENV = "SIMPLER_JOBS"
+__all__ = ["cpu_count", "run_slots"]
 
 
 def cpu_count() -> int:

@@ -18,13 +18,11 @@ Registered only in an xdist controller (the ``dsession`` process), where xdist's
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
 import pytest
 
-from simpler.coverage.process_env import LABEL_ENV as COVERAGE_LABEL_ENV
 from simpler.coverage.process_env import worker_label
 from simpler.plugin.device_assignment import ASSIGNED_DEVICE, DeviceAssigner
 from simpler.plugin.no_device_tests import known_to_use_no_device
@@ -72,10 +70,10 @@ class CrashWatch:
 
     def _coverage_lost(self, worker_id: str, error: str) -> None:
         """A measured worker that crashed saved only up to its last finished test."""
-        label = os.environ.get(COVERAGE_LABEL_ENV)
-        if label:
+        measured = self._settings.told.coverage
+        if measured is not None:
             why = f"xdist worker crashed: {error.splitlines()[0] if error else 'no reason'}"
-            label = worker_label(label, worker_id)
+            label = worker_label(measured.label, worker_id)
             write_new(self._settings, CoverageRecord, event="ended", why=why, label=label)
 
     @pytest.hookimpl(optionalhook=True)

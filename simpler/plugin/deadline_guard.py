@@ -4,14 +4,13 @@ summary counts it as not run from the run's plan and names the deadline."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from simpler.contract import DEADLINE_AT_ENV, DURATIONS_ENV
+from simpler.contract.child import ChildDeadline
 from simpler.plugin.options import PluginSettings
 from simpler.plugin.state import write_new
 from simpler.reporting.nodeids import file_of
@@ -22,21 +21,15 @@ __all__ = ["DeadlineGuard"]
 
 
 class DeadlineGuard:
-    def __init__(self, ends_at: float, learned: dict[str, float]) -> None:
-        self.ends_at = ends_at
-        self._learned = learned
-        self.settings: PluginSettings | None = None  # where to say what was held back
+    """The guard of a process the run started under a deadline (``told``); ``settings`` say
+    where to tell what it held back."""
+
+    def __init__(self, told: ChildDeadline, settings: PluginSettings) -> None:
+        self.ends_at = told.tests_end_at
+        self._learned = load_durations(Path(told.durations)) if told.durations else {}
+        self.settings = settings
         self._per_test: dict[str, float] = {}  # file -> its learned seconds per test
         self.held_back = 0
-
-    @classmethod
-    def here(cls) -> DeadlineGuard | None:
-        """The guard of a process the run started under a deadline; None otherwise."""
-        ends_at = os.environ.get(DEADLINE_AT_ENV)
-        if not ends_at:
-            return None
-        durations = os.environ.get(DURATIONS_ENV)
-        return cls(float(ends_at), load_durations(Path(durations)) if durations else {})
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         # L2 durations are learned per file: each of its tests takes its share.
@@ -46,7 +39,7 @@ class DeadlineGuard:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # The orchestrator learns from this that the deadline cut the phase.
-        if self.held_back and self.settings is not None:
+        if self.held_back:
             write_new(self.settings, SessionRecord, deadline_held_back=self.held_back)
 
     @pytest.hookimpl(tryfirst=True)

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from simpler.contract import SELECTING_PHASES
+from simpler.contract.child import started_by_run
+from simpler.contract.settings import SIM_FAULTS_ENV
 from simpler.errors import DeviceRuntimeError
 from simpler.plugin.class_progress import ClassProgress, ProgressReporter
 from simpler.plugin.crash_watch import CrashWatch
@@ -92,7 +94,7 @@ __all__ = [
 
 # A child of ``simpler run`` keeps the real stderr before pytest captures fd 2, so the stack
 # dump the orchestrator asks for (SIGUSR1) reaches the child's log, not a capture buffer.
-_DUMP_FD = os.dup(2) if os.environ.get("SIMPLER_PHASE") else None
+_DUMP_FD = os.dup(2) if started_by_run(os.environ) else None
 # Under simpler, xdist replaces a crashed worker at most this many times per xdist worker
 # (unless --max-worker-restart says otherwise): enough for a few real crashes on every
 # device, and a worker that dies at start or on every test ends the session in seconds.
@@ -103,7 +105,7 @@ def after_fork() -> None:
     """In a child forked from simpler's warm process, before pytest starts: keep the real
     stderr for stack dumps, as a fresh child does when this module is imported."""
     global _DUMP_FD
-    _DUMP_FD = os.dup(2) if os.environ.get("SIMPLER_PHASE") else None
+    _DUMP_FD = os.dup(2) if started_by_run(os.environ) else None
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -128,7 +130,7 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     if not plugin_active(config, nested=nested):
         return  # inactive: xdist is left alone, nothing is refused
     settings = resolve_settings(config, nested=nested)
-    bind_options(config, settings)  # the project's own options, before its pytest_configure
+    bind_options(config, settings)  # the project's options and simpler's, before its configure
     max_parallel = config.option.simpler_max_parallel
     if max_parallel is not None and max_parallel < 1:
         raise pytest.UsageError(f"--simpler-max-parallel must be 1 or more, got {max_parallel}")
@@ -168,9 +170,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[FINISHED] = FinishedTests()
     config.pluginmanager.register(config.stash[FINISHED], "simpler-finished-tests")
     _measure_coverage(config, settings)
-    guard = DeadlineGuard.here()
-    if guard is not None:
-        guard.settings = settings
+    if settings.told.deadline is not None:
+        guard = DeadlineGuard(settings.told.deadline, settings)
         config.pluginmanager.register(guard, "simpler-deadline")
     bind_project(config)  # the pool serves the project's worker fixture; simpler dispatches
     if _DUMP_FD is not None:
@@ -179,7 +180,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.faults:
         from simpler import runner
 
-        source = "SIMPLER_SIM_FAULTS/--simpler-sim-fault"
+        source = f"{SIM_FAULTS_ENV}/--simpler-sim-fault"
         try:
             plan = runner.configure_faults(settings.faults, source=source)
         except ValueError as error:
@@ -200,9 +201,10 @@ def _measure_coverage(config: pytest.Config, settings: PluginSettings) -> None:
     """In a process a measured run started: name it, name each test's lines, save per test."""
     from simpler.coverage.in_process import ProcessCoverage, hand_to_workers
 
-    hand_to_workers(distributes=bool(getattr(config.option, "numprocesses", 0)))
+    told = settings.told.coverage
+    hand_to_workers(told, distributes=bool(getattr(config.option, "numprocesses", 0)))
     worker = getattr(config, "workerinput", {}).get("workerid")
-    measured = ProcessCoverage.here(worker=worker, attempt=settings.attempt)
+    measured = ProcessCoverage.here(told, worker=worker, attempt=settings.attempt)
     if measured is not None:
         config.pluginmanager.register(measured, "simpler-coverage")
         write_record(settings, measured.start_record(record_origin(settings)))

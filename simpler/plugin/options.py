@@ -11,14 +11,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from simpler.contract import BUILTIN_PLATFORMS, NO_DEVICE_SPEC, TEST_PHASES
+from simpler.contract import BUILTIN_PLATFORMS, NO_DEVICE_SPEC
+from simpler.contract.child import ChildContract, started_by_run
+from simpler.contract.settings import (
+    DEVICES_ENV,
+    PLATFORM_ENV,
+    REPORT_ENV,
+    RUNNER_LIBRARY_ENV,
+    SIM_FAULTS_ENV,
+)
 from simpler.devices import parse_devices
-from simpler.env_settings import positive_int_env
 from simpler.plugin.project_runtime import has_runner_hook
 from simpler.reporting.report_file import report_path
 
@@ -30,6 +37,7 @@ __all__ = [
     "one_runtime_per_device",
     "plugin_active",
     "resolve_settings",
+    "told_by_run",
     "worker_fixture_name",
 ]
 
@@ -45,7 +53,6 @@ OPTION_DESTS = (
     "simpler_no_recovery",
     "simpler_class_lines",
     "simpler_one_runtime_per_device",
-    "simpler_phase",
     "simpler_retry_role",
     "simpler_no_device_tests",
     "simpler_only_tests",
@@ -86,17 +93,18 @@ class PluginSettings:
     retry_role: str | None  # in the retry phase: re-running poison-skip victims or a trigger
     attempt: int
     class_lines: bool
+    told: ChildContract = field(default_factory=ChildContract)  # what simpler run told it
 
 
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("simpler", "simpler device orchestration (active only when asked)")
     group.addoption(
-        "--simpler-platform", help="device platform (a5sim, a2a3sim); env SIMPLER_PLATFORM"
+        "--simpler-platform", help=f"device platform (a5sim, a2a3sim); env {PLATFORM_ENV}"
     )
     group.addoption(
-        "--simpler-device", help="device ids: 0, 0-7, 0,2,5, 0,2-4,7; env SIMPLER_DEVICES"
+        "--simpler-device", help=f"device ids: 0, 0-7, 0,2,5, 0,2-4,7; env {DEVICES_ENV}"
     )
-    group.addoption("--simpler-report", help="report file; env SIMPLER_REPORT")
+    group.addoption("--simpler-report", help=f"report file; env {REPORT_ENV}")
     group.addoption(
         "--simpler-sim-fault",
         action="append",
@@ -123,8 +131,7 @@ def add_options(parser: pytest.Parser) -> None:
         help="retire one runtime's pooled worker before another runtime's starts on the "
         f"same device (a device context that holds one runtime); ini {POOL_INI_FLAG}",
     )
-    # Set by `simpler run`: which phase this pytest process serves.
-    group.addoption("--simpler-phase", choices=TEST_PHASES, help="(set by simpler run)")
+    # Set by `simpler run` (which tells the phase in the environment, ``ChildContract``).
     group.addoption("--simpler-retry-role", choices=RETRY_ROLES, help="(set by simpler run)")
     group.addoption(
         "--simpler-no-device-tests",
@@ -201,11 +208,28 @@ def plugin_active(config: pytest.Config, *, nested: bool = False) -> bool:
     pytest session run inside a test of an active one (pytester's in-process runs): the
     environment simpler gave the outer session is not this one's asking.
     """
-    if os.environ.get("SIMPLER_PHASE") and not nested:
+    if started_by_run(os.environ) and not nested:
         return True
     if any(getattr(config.option, dest, None) for dest in OPTION_DESTS):
         return True
     return any(config.getini(key) for key in INI_KEYS)
+
+
+_TOLD = pytest.StashKey[ChildContract]()
+
+
+def told_by_run(config: pytest.Config, *, nested: bool = False) -> ChildContract:
+    """What simpler run told this process (``ChildContract``), read once per session; a bad
+    value is a pytest.UsageError naming its variable. A session nested in a test of an active
+    one was told nothing: the outer run's environment is not its own."""
+    told = config.stash.get(_TOLD, None)
+    if told is None:
+        try:
+            told = ChildContract() if nested else ChildContract.from_env(os.environ)
+        except ValueError as error:
+            raise pytest.UsageError(str(error)) from None
+        config.stash[_TOLD] = told
+    return told
 
 
 def resolve_settings(
@@ -213,27 +237,21 @@ def resolve_settings(
 ) -> PluginSettings:
     """Validate the options; a bad one is a pytest.UsageError naming it.
 
-    Inactive (``active`` False), the settings only serve the fixtures: no report, no faults,
-    no class lines. ``nested`` (a session inside a test of an active one): the outer run's
-    environment is not this session's; its records never go to the outer run's report, its
-    faults never replace the outer test's.
+    An option given wins over what simpler run told the process (``told_by_run``), which
+    wins over the ini. Inactive (``active`` False), the settings only serve the fixtures: no
+    report, no faults, no class lines. ``nested`` (a session inside a test of an active one):
+    the outer run's environment is not this session's; its records never go to the outer
+    run's report, its faults never replace the outer test's.
     """
+    told = told_by_run(config, nested=nested)
     environ: Mapping[str, str] = {} if nested else os.environ
     option = config.option
     platform = (
-        option.simpler_platform
-        or environ.get("SIMPLER_PLATFORM")
-        or config.getini("simpler_platform")
-        or "a5sim"
+        option.simpler_platform or told.platform or config.getini("simpler_platform") or "a5sim"
     )
     if not _platform_provided(config, platform):
         raise pytest.UsageError(no_runner_message(platform))
-    spec = (
-        option.simpler_device
-        or environ.get("SIMPLER_DEVICES")
-        or config.getini("simpler_device")
-        or "0"
-    )
+    spec = option.simpler_device or told.devices or config.getini("simpler_device") or "0"
     try:
         # "none": a process of the run that holds no device (its tests use none).
         devices = [] if spec.strip() == NO_DEVICE_SPEC else parse_devices(spec)
@@ -241,11 +259,11 @@ def resolve_settings(
         raise pytest.UsageError(str(error)) from None
     if not active:
         return PluginSettings(platform, devices, None, "", True, None, None, 1, False)
-    explicit_report = option.simpler_report or environ.get("SIMPLER_REPORT") or _ini_report(config)
-    records_wanted = explicit_report or option.simpler_phase
+    explicit_report = option.simpler_report or told.report or _ini_report(config)
+    records_wanted = explicit_report or told.phase
     report = report_path(explicit_report).resolve() if records_wanted else None
     faults = ",".join(
-        part for part in [environ.get("SIMPLER_SIM_FAULTS", ""), *option.simpler_sim_fault] if part
+        part for part in [environ.get(SIM_FAULTS_ENV, ""), *option.simpler_sim_fault] if part
     )
     return PluginSettings(
         platform=platform,
@@ -253,14 +271,13 @@ def resolve_settings(
         report=report,
         faults=faults,
         recovery=not option.simpler_no_recovery,
-        phase=option.simpler_phase,
+        phase=told.phase or None,
         retry_role=option.simpler_retry_role,
-        attempt=1 if nested else _attempt(),
+        attempt=told.attempt,
         class_lines=bool(
-            option.simpler_class_lines
-            or config.getini("simpler_class_lines")
-            or option.simpler_phase
+            option.simpler_class_lines or config.getini("simpler_class_lines") or told.phase
         ),
+        told=told,
     )
 
 
@@ -269,7 +286,7 @@ def no_runner_message(platform: str) -> str:
     return (
         f"unknown platform {platform!r}: no runner is provided for it (built in: "
         f"{', '.join(BUILTIN_PLATFORMS)}; implement the pytest_simpler_create_runner hook in a "
-        "conftest.py, or set SIMPLER_RUNNER_LIBRARY to a library implementing runner.h)"
+        f"conftest.py, or set {RUNNER_LIBRARY_ENV} to a library implementing runner.h)"
     )
 
 
@@ -279,7 +296,7 @@ def _platform_provided(config: pytest.Config, platform: str) -> bool:
     The up-front child of ``simpler run`` (``--simpler-args``) refuses nothing: it reports
     whether a hook exists, and ``simpler run`` decides.
     """
-    if platform in BUILTIN_PLATFORMS or os.environ.get("SIMPLER_RUNNER_LIBRARY"):
+    if platform in BUILTIN_PLATFORMS or os.environ.get(RUNNER_LIBRARY_ENV):
         return True
     return bool(config.option.simpler_args) or has_runner_hook(config)
 
@@ -291,10 +308,3 @@ def _ini_report(config: pytest.Config) -> str | None:
         return None
     base = config.inipath.parent if config.inipath is not None else config.rootpath
     return str(base / value)
-
-
-def _attempt() -> int:
-    try:
-        return positive_int_env("SIMPLER_ATTEMPT", 1)
-    except ValueError as error:
-        raise pytest.UsageError(str(error)) from None

@@ -12,7 +12,11 @@ import pytest
 
 from simpler.plugin.options import PluginSettings
 from simpler.plugin.project_loop import BYPASS_NAME, DispatcherBypass, unbypassable_loop
-from simpler.plugin.project_options import inject_project_options, missing_project_option
+from simpler.plugin.project_options import (
+    inject_project_options,
+    missing_project_option,
+    show_run_settings,
+)
 from simpler.plugin.served_fixture import (
     FixtureServer,
     missing_worker_fixture,
@@ -40,6 +44,7 @@ def collection_problem(config: pytest.Config, items: list[pytest.Item]) -> str |
 
 def bind_options(config: pytest.Config, settings: PluginSettings) -> None:
     _refuse(config, missing_project_option(config) or served_fixture_problem(config))
+    show_run_settings(config, settings)
     inject_project_options(config, settings)
 
 

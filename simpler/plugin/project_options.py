@@ -4,17 +4,20 @@ this process.
 Named by the ini keys ``simpler_platform_option`` and ``simpler_device_option``; with the
 plugin active they hold, before the project's ``pytest_configure``, the run's platform and
 this process's devices in the spec format (docs/architecture.md, "A project's own names").
+simpler's own ``--simpler-platform``, ``--simpler-device`` and ``--simpler-report`` hold what
+the run told a process of it where not given (a conftest reads them: docs/adopting.md).
 """
 
 from __future__ import annotations
 
 import pytest
 
+from simpler.contract import NO_DEVICE_SPEC
 from simpler.devices import format_devices
 from simpler.plugin.device_assignment import worker_device
 from simpler.plugin.options import PROJECT_OPTION_INIS, PluginSettings
 
-__all__ = ["inject_project_options", "missing_project_option"]
+__all__ = ["inject_project_options", "missing_project_option", "show_run_settings"]
 
 PLATFORM_OPTION, DEVICE_OPTION = PROJECT_OPTION_INIS
 
@@ -48,6 +51,19 @@ def inject_project_options(config: pytest.Config, settings: PluginSettings) -> N
     owned = _owned_devices(config, settings)
     if device and owned:
         setattr(config.option, device, format_devices(owned))
+
+
+def show_run_settings(config: pytest.Config, settings: PluginSettings) -> None:
+    """In a process simpler run started, simpler's options hold what it was told, where not
+    given (an xdist worker: every device of the run, as its controller's do)."""
+    if not settings.told.phase:
+        return
+    option = config.option
+    option.simpler_platform = option.simpler_platform or settings.platform
+    spec = format_devices(settings.devices) if settings.devices else NO_DEVICE_SPEC
+    option.simpler_device = option.simpler_device or spec
+    if settings.report is not None:
+        option.simpler_report = option.simpler_report or str(settings.report)
 
 
 def _owned_devices(config: pytest.Config, settings: PluginSettings) -> list[int]:

@@ -1,19 +1,17 @@
 """Marks the records of quarantined tests: ``quarantined: true``, or ``quarantine_expired``.
 
-The run loaded the quarantine file before anything ran and names it in
-``SIMPLER_QUARANTINE`` for every pytest process (xdist workers, Resource children, retry
-processes); each process reads it once. Without it (plain pytest, a run with no file) the
-cost is one environment lookup per record. The outcome is never touched: a quarantined
-test keeps pytest's own, and the summary decides what it means for the exit code.
+The run loaded the quarantine file before anything ran and tells every pytest process its path
+(xdist workers, Resource children, retry processes: ``ChildContract.quarantine``); each process
+reads the file once. Without it (plain pytest, a run with no file) nothing is marked. The
+outcome is never touched: a quarantined test keeps pytest's own, and the summary decides what
+it means for the exit code.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 
 from simpler.reporting.quarantine_file import (
-    QUARANTINE_ENV,
     QuarantineFile,
     QuarantineFileError,
     load_quarantine,
@@ -29,9 +27,9 @@ MARKED_TYPES = (TestRecord, PoisonSkipRecord)
 _loaded: dict[str, QuarantineFile | None] = {}  # per path: this process reads each once
 
 
-def mark_test_quarantine(record: Record, platform: str) -> Record:
-    """``record`` with the quarantine fields added when its test is covered by the run's file."""
-    path = os.environ.get(QUARANTINE_ENV)
+def mark_test_quarantine(record: Record, platform: str, path: str | None) -> Record:
+    """``record`` with the quarantine fields added when its test is covered by the run's
+    quarantine file ``path`` (none: empty or None)."""
     if not path or not isinstance(record, MARKED_TYPES):
         return record
     quarantine = _load(path)

@@ -81,7 +81,8 @@ def is_active(config: pytest.Config) -> bool:
 def write_record(settings: PluginSettings, record: Record) -> None:
     """Append ``record``, when this run keeps a report (outside simpler, plain pytest: none)."""
     if settings.report is not None:
-        report_file.write_record(settings.report, mark_test_quarantine(record, settings.platform))
+        marked = mark_test_quarantine(record, settings.platform, settings.told.quarantine)
+        report_file.write_record(settings.report, marked)
 
 
 def write_new(settings: PluginSettings, kind: type[Record], **fields: Any) -> None:
@@ -91,7 +92,5 @@ def write_new(settings: PluginSettings, kind: type[Record], **fields: Any) -> No
 
 
 def record_origin(settings: PluginSettings) -> RecordOrigin:
-    """The run and phase of this process's records, as the orchestrator named them; outside a
-    phase it started (``--simpler-phase`` given by hand), the phase this process serves."""
-    run, phase = report_file.origin_from_env()
-    return RecordOrigin(run, phase or settings.phase or "")
+    """The run and phase of this process's records: as simpler run told this process."""
+    return RecordOrigin(settings.told.run_id, settings.phase or "")

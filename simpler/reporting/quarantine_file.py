@@ -27,7 +27,6 @@ from simpler.reporting.toml_text import toml_string
 
 __all__ = [
     "MAX_DAYS_AHEAD",
-    "QUARANTINE_ENV",
     "QUARANTINE_FILE_NAME",
     "QuarantineEntry",
     "QuarantineFile",
@@ -40,7 +39,6 @@ __all__ = [
 ]
 
 QUARANTINE_FILE_NAME = "simpler-quarantine.toml"
-QUARANTINE_ENV = "SIMPLER_QUARANTINE"
 MAX_DAYS_AHEAD = 90  # a quarantine is a loan with a due date, never a quiet delete
 OfATest = TestRecord | PoisonSkipRecord | ChildRecord  # the records it marks
 NEW_FILE_HEADER = (

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simpler.contract.settings import REPORT_ENV
 from simpler.reporting import records
 from simpler.reporting.atomic_write import make_parent_dir
 from simpler.reporting.records import OtherRecord, Record
@@ -36,7 +37,6 @@ __all__ = [
     "append",
     "locked_report",
     "make_record",
-    "origin_from_env",
     "parse_line",
     "parse_record",
     "read",
@@ -73,22 +73,17 @@ class ReportRecords:
 
 def report_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     """``--report`` if given, else ``SIMPLER_REPORT``, else ``.simpler/report.jsonl``."""
-    chosen = explicit or os.environ.get("SIMPLER_REPORT") or DEFAULT_REPORT
+    chosen = explicit or os.environ.get(REPORT_ENV) or DEFAULT_REPORT
     return Path(chosen)
 
 
-def origin_from_env() -> tuple[str, str]:
-    """The run id and the phase the orchestrator names in the environment of a process it
-    starts (``""`` where it names none): the run and phase of that process's records."""
-    return os.environ.get("SIMPLER_RUN_ID", ""), os.environ.get("SIMPLER_PHASE", "")
-
-
-def make_record(record_type: str, **fields: Any) -> dict[str, Any]:
-    """A record with the common fields; run and phase come from the orchestrator's env (the
-    users' face: simpler's own writers build typed records, ``Record.build``)."""
+def make_record(
+    record_type: str, *, run: str = "", phase: str = "", **fields: Any
+) -> dict[str, Any]:
+    """A record with the common fields: the ``run`` and ``phase`` it belongs to as the caller
+    names them (a process of a run: as the run told it, ``simpler.contract.child``)."""
     if record_type not in RECORD_TYPES:
         raise ValueError(f"unknown record type {record_type!r} (known: {', '.join(RECORD_TYPES)})")
-    run, phase = origin_from_env()
     base: dict[str, Any] = {
         "schema": SCHEMA,
         "run": run,

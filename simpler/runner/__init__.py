@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simpler.contract import BUILTIN_PLATFORMS, SIM_PLATFORMS
-from simpler.env_settings import positive_int_env
+from simpler.contract.settings import OP_TIMEOUT_MS_ENV, SIM_FAULTS_ENV, positive_int_env
 from simpler.errors import DeviceRuntimeError
 from simpler.runner import library
 from simpler.runner.directions import InOut, Out
@@ -109,7 +109,7 @@ def _note_launch(native_library: library.NativeLibrary, platform: str, kernel: s
 
 
 def op_timeout_ms() -> int:
-    return positive_int_env("SIMPLER_OP_TIMEOUT_MS", DEFAULT_OP_TIMEOUT_MS)
+    return positive_int_env(OP_TIMEOUT_MS_ENV, DEFAULT_OP_TIMEOUT_MS)
 
 
 class KernelArgumentError(ValueError):
@@ -152,7 +152,7 @@ def _loaded_library(platform: str) -> library.NativeLibrary:
     with _state_lock:
         first_load = library.kind_for(platform) not in {n.kind for n in library.loaded()}
         if _faults is None:
-            _faults = parse_faults(os.environ.get("SIMPLER_SIM_FAULTS"))
+            _faults = parse_faults(os.environ.get(SIM_FAULTS_ENV))
         native_library = library.load(platform)
         # A process forked from a warm one finds the library loaded, but not told its faults.
         if first_load or _pushed_in != os.getpid():

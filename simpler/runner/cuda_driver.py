@@ -17,9 +17,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from simpler.contract.settings import CUDA_DRIVER_ENV
+
 __all__ = [
     "CUDA_SOURCES",
-    "DRIVER_ENV",
     "KERNEL_MODULE",
     "CudaUnavailable",
     "cuda_header_dir",
@@ -29,7 +30,6 @@ __all__ = [
     "runner_sources_key",
 ]
 
-DRIVER_ENV = "SIMPLER_CUDA_DRIVER"
 DEFAULT_DRIVER = "libcuda.so.1"
 SOURCE_DIR = Path(__file__).resolve().parent
 CUDA_DIR = SOURCE_DIR / "cuda"
@@ -55,7 +55,7 @@ _drivers: dict[str, ctypes.CDLL] = {}  # by path: a process loads each driver on
 
 
 def driver_path() -> str:
-    return os.environ.get(DRIVER_ENV) or DEFAULT_DRIVER
+    return os.environ.get(CUDA_DRIVER_ENV) or DEFAULT_DRIVER
 
 
 def driver_problem() -> str | None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from simpler.contract.settings import RUNNER_LIBRARY_ENV, SIM_FAULTS_ENV
+
 __all__ = [
     "CUDA_FAULTS",
     "FLAG_FAULTS",
@@ -53,13 +55,13 @@ class FaultPlan:
         it: a project's runtime, or a runner library, which runs every platform)."""
         from simpler.contract import BUILTIN_PLATFORMS
 
-        if platform not in BUILTIN_PLATFORMS or os.environ.get("SIMPLER_RUNNER_LIBRARY"):
+        if platform not in BUILTIN_PLATFORMS or os.environ.get(RUNNER_LIBRARY_ENV):
             return []  # their faults are their own
         supported = CUDA_FAULTS if platform == "cuda" else SIM_FAULTS
         return [kind for kind in self.kinds() if kind not in supported]
 
 
-def parse_faults(spec: str | None, source: str = "SIMPLER_SIM_FAULTS") -> FaultPlan:
+def parse_faults(spec: str | None, source: str = SIM_FAULTS_ENV) -> FaultPlan:
     """Return the plan for ``spec``; raise ValueError naming ``source`` and the bad item."""
     if spec is None or not spec.strip():
         return FaultPlan()

@@ -23,7 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simpler.env_settings import positive_int_env
+from simpler.contract.child import ChildContract
+from simpler.contract.settings import (
+    CACHE_DIR_ENV,
+    CUDA_SPIN_MS_ENV,
+    RUNNER_HEADER_ENV,
+    RUNNER_LIBRARY_ENV,
+    positive_int_env,
+)
 from simpler.runner.faults import FaultPlan
 
 __all__ = [
@@ -116,7 +123,7 @@ _loaded: dict[str, NativeLibrary] = {}
 
 
 def kind_for(platform: str | None) -> str:
-    if os.environ.get("SIMPLER_RUNNER_LIBRARY"):
+    if os.environ.get(RUNNER_LIBRARY_ENV):
         return USER
     return CUDA if platform == "cuda" else SIM
 
@@ -131,9 +138,9 @@ def load(platform: str | None = None) -> NativeLibrary:
 
 
 def preload() -> None:
-    """Load the library of ``SIMPLER_PLATFORM`` now, touching no device: a warm process does,
-    so that each child forked from it starts with the library in place."""
-    native = load(os.environ.get("SIMPLER_PLATFORM"))
+    """Load the library of the platform the run told this process now, touching no device: a
+    warm process does, so that each child forked from it starts with the library in place."""
+    native = load(ChildContract.from_env(os.environ).platform or None)
     # Every test tells the library which test runs (fault selectors): cppyy compiles that
     # call's wrapper on its first use, milliseconds a child forked from here need not pay.
     native.push_test("simpler warm-up", 1)  # an empty name takes another path: a real one
@@ -146,7 +153,7 @@ def loaded() -> list[NativeLibrary]:
 
 
 def cache_dir() -> Path:
-    explicit = os.environ.get("SIMPLER_CACHE_DIR")
+    explicit = os.environ.get(CACHE_DIR_ENV)
     if explicit:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -154,7 +161,7 @@ def cache_dir() -> Path:
 
 
 def _load_uncached(kind: str) -> NativeLibrary:
-    user_library = os.environ.get("SIMPLER_RUNNER_LIBRARY")
+    user_library = os.environ.get(RUNNER_LIBRARY_ENV)
     if kind == USER:
         check_user_library(user_library or "")
     elif kind == CUDA:
@@ -167,7 +174,7 @@ def _load_uncached(kind: str) -> NativeLibrary:
     cppyy.add_include_path(str(SOURCE_DIR))
     create, destroy = "simpler_create_runner", "simpler_destroy_runner"
     if kind == USER:
-        header = os.environ.get("SIMPLER_RUNNER_HEADER") or str(SOURCE_DIR / "runner.h")
+        header = os.environ.get(RUNNER_HEADER_ENV) or str(SOURCE_DIR / "runner.h")
         cppyy.include(header)
         _check_header(cppyy, header)
         cppyy.load_library(user_library)
@@ -178,7 +185,7 @@ def _load_uncached(kind: str) -> NativeLibrary:
         create, destroy = "simpler_cuda_create_runner", "simpler_cuda_destroy_runner"
         # A reset measured while a kernel runs may block: other threads must still run.
         cppyy.gbl.simpler_cuda_raw_primary_ctx_reset.__release_gil__ = True
-        spin_ms = positive_int_env("SIMPLER_CUDA_SPIN_MS", 0)  # 0: the runner's own default
+        spin_ms = positive_int_env(CUDA_SPIN_MS_ENV, 0)  # 0: the runner's own default
         if spin_ms:
             cppyy.gbl.simpler_cuda_set_spin_ms(spin_ms)
     else:
@@ -237,17 +244,17 @@ def check_user_library(path: str) -> None:
         # Global, as cppyy loads it: the same handle must resolve its symbols for cling.
         handle = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     except OSError as error:
-        message = f"SIMPLER_RUNNER_LIBRARY {path}: cannot load it ({error})"
+        message = f"{RUNNER_LIBRARY_ENV} {path}: cannot load it ({error})"
         raise RunnerLibraryError(message) from None
     missing = [name for name in LIBRARY_EXPORTS if not hasattr(handle, name)]
     if "simpler_runner_abi" in missing:
         raise RunnerLibraryError(
-            f"SIMPLER_RUNNER_LIBRARY {path} does not export simpler_runner_abi(): it was built "
+            f"{RUNNER_LIBRARY_ENV} {path} does not export simpler_runner_abi(): it was built "
             f"against an older runner.h; rebuild it against runner.h ABI {RUNNER_ABI}"
         )
     if missing:
         raise RunnerLibraryError(
-            f"SIMPLER_RUNNER_LIBRARY {path} does not export {', '.join(missing)} "
+            f"{RUNNER_LIBRARY_ENV} {path} does not export {', '.join(missing)} "
             f'(runner.h ABI {RUNNER_ABI} needs {", ".join(LIBRARY_EXPORTS)} as extern "C")'
         )
     abi = handle.simpler_runner_abi
@@ -255,7 +262,7 @@ def check_user_library(path: str) -> None:
     built_against = abi()
     if built_against != RUNNER_ABI:
         raise RunnerLibraryError(
-            f"SIMPLER_RUNNER_LIBRARY {path} was built against runner.h ABI {built_against}; "
+            f"{RUNNER_LIBRARY_ENV} {path} was built against runner.h ABI {built_against}; "
             f"this simpler needs ABI {RUNNER_ABI}: rebuild it against simpler/runner/runner.h"
         )
 
@@ -268,7 +275,7 @@ def _check_header(cppyy: Any, header: str) -> None:
         declared = 1  # the first header had no version
     if declared != RUNNER_ABI:
         raise RunnerLibraryError(
-            f"SIMPLER_RUNNER_HEADER {header} declares runner.h ABI {declared}; this simpler "
+            f"{RUNNER_HEADER_ENV} {header} declares runner.h ABI {declared}; this simpler "
             f"needs ABI {RUNNER_ABI} (simpler/runner/runner.h)"
         )
 

@@ -19,6 +19,8 @@ from pathlib import Path
 from types import FrameType
 
 from simpler.contract import NO_DEVICE_SPEC, RETIRED_NOT_RUN
+from simpler.contract.child import devices_value
+from simpler.contract.settings import DEVICES_ENV
 from simpler.devices import format_devices
 from simpler.scheduler.jobs import Job, JobResult, Running
 from simpler.scheduler.locks import DeviceLocks
@@ -199,7 +201,7 @@ class _Loop:
         spec = format_devices(list(ids)) if ids else NO_DEVICE_SPEC
         log = self.options.log_dir / log_name(job.label)
         env = {**self.options.env, **dict(job.env)}
-        env["SIMPLER_DEVICES"] = ",".join(map(str, ids)) if ids else NO_DEVICE_SPEC
+        env[DEVICES_ENV] = devices_value(ids)  # a pytest of the run reads its devices here
         if self.options.on_start:
             self.options.on_start(job, ids)
         child = ChildProcess(

@@ -17,11 +17,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from simpler.contract.settings import LOCK_DIR_ENV
+
 __all__ = ["DeviceLocks", "hold_devices", "lock_dir"]
 
 
 def lock_dir() -> Path:
-    explicit = os.environ.get("SIMPLER_LOCK_DIR")
+    explicit = os.environ.get(LOCK_DIR_ENV)
     return Path(explicit) if explicit else Path(tempfile.gettempdir()) / "simpler-device-locks"
 
 

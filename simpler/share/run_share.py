@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simpler.contract.settings import JOB_ENV, PLAN_ENV
 from simpler.share.job_share import job_share
 from simpler.share.listing import SuiteListing
 from simpler.share.plan_file import load_suite_plan
@@ -41,7 +42,7 @@ class RunShare:
                 raise UsageError(f"{PROG}: {error}") from None
             return cls(shard=spec, durations=_shard_durations(durations))
         if bool(plan) != bool(job):
-            raise UsageError(f"{PROG}: --plan and --job go together (SIMPLER_PLAN, SIMPLER_JOB)")
+            raise UsageError(f"{PROG}: --plan and --job go together ({PLAN_ENV}, {JOB_ENV})")
         if plan is None:
             return cls()
         return cls(plan_path=plan, plan=load_suite_plan(plan, PROG), job=job)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from simpler.runner import cuda_driver
+from simpler.contract.settings import CUDA_DRIVER_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "gpu_check.py"
@@ -52,9 +52,7 @@ def _assert_scene_met_every_expectation(scene: dict[str, Any]) -> None:
 
 def test_without_a_driver_every_row_says_why_nothing_was_measured(tmp_path: Path) -> None:
     missing = "/nonexistent/libcuda.so.1"  # no driver here even on a GPU machine
-    run = _gpu_check(
-        tmp_path, "--reps", "1", "--spin-reps", "1", env={cuda_driver.DRIVER_ENV: missing}
-    )
+    run = _gpu_check(tmp_path, "--reps", "1", "--spin-reps", "1", env={CUDA_DRIVER_ENV: missing})
     assert run.returncode == 0, run.stderr[-2000:]
     assert (tmp_path / "gpu_check.md").read_text() in run.stdout
     assert "nothing was measured" in run.stdout
@@ -93,7 +91,7 @@ def test_the_simulated_card_rehearses_every_measurement(tmp_path: Path) -> None:
 def test_the_cuda_branches_run_against_the_test_double_driver(
     tmp_path: Path, fake_cuda_driver: str
 ) -> None:
-    env = {cuda_driver.DRIVER_ENV: fake_cuda_driver}
+    env = {CUDA_DRIVER_ENV: fake_cuda_driver}
     run = _gpu_check(tmp_path / "out", "--reps", "1", "--spin-reps", "1", env=env)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     doc = json.loads((tmp_path / "out" / "gpu_check.json").read_text())

@@ -17,8 +17,7 @@ MAX_TOP_LEVEL_MODULES = 10
 # ``simpler`` is the package's own top level: shared names and the faces (a face such as
 # ``simpler.report`` re-exports a lower layer for users; product code imports the original).
 LAYERS = (
-    ("simpler.contract", "simpler.errors", "simpler.devices", "simpler.env_settings",
-     "simpler.usage", "simpler"),
+    ("simpler.contract", "simpler.errors", "simpler.devices", "simpler.usage", "simpler"),
     ("simpler.reporting",),
     ("simpler.coverage",),
     ("simpler.runner",),

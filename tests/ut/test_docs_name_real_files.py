@@ -51,7 +51,7 @@ def test_a_renamed_module_is_caught(tmp_path: Path) -> None:
     assert _missing(MODULE_MAP, "test_quarantine_block.py", modules)
     assert not _missing(MODULE_MAP, "quarantine_block.py", modules)
     assert _missing(ROOT / "docs" / "design.md", "../simpler/no_such_module.py", modules)
-    assert not _missing(ROOT / "docs" / "design.md", "../simpler/contract.py", modules)
+    assert not _missing(ROOT / "docs" / "design.md", "../simpler/devices.py", modules)
 
 
 # A folder or C++ file of simpler's (`simpler/runner/cuda/`, `simpler/runner/runner.h`), not

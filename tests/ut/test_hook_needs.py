@@ -128,13 +128,16 @@ def test_the_device_count_hook_sizes_the_listing_and_the_marker_keeps_its_est(
     }
 
 
-def test_each_phase_keeps_the_tests_the_hook_puts_in_it(pytester: pytest.Pytester) -> None:
+def test_each_phase_keeps_the_tests_the_hook_puts_in_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytester.makeconftest(CASES_HOOK)
     pytester.makepyfile(test_cases=CASES_SUITE)
     phase: dict[str, set[str]] = {}
     for name in ("l2", "resource"):
+        monkeypatch.setenv("SIMPLER_PHASE", name)  # as simpler run tells its children
         result = pytester.runpytest_inprocess(
-            "-p", "no:xdist", "-q", "--simpler-platform", "a5sim", "--simpler-phase", name,
+            "-p", "no:xdist", "-q", "--simpler-platform", "a5sim",
             "--simpler-report", str(pytester.path / f"{name}.jsonl"),
         )  # fmt: skip
         phase[name] = {

@@ -114,7 +114,7 @@ def _measured_process_config(tmp_path: Path) -> str:
     from simpler.coverage.process_env import RunCoverage
 
     options = CovOptions(enabled=True, sources=(str(tmp_path),), context="test")
-    return RunCoverage(options, tmp_path / "data").env("L2_pass")["COVERAGE_PROCESS_CONFIG"]
+    return RunCoverage(options, tmp_path / "data").child("L2_pass").config
 
 
 def test_a_run_with_test_contexts_measures_with_the_c_tracer(tmp_path: Path) -> None:

@@ -16,7 +16,8 @@ import psutil
 import pytest
 
 from simpler.orchestrator import run as run_module
-from simpler.orchestrator.context import RunContext
+from simpler.orchestrator.context import RunContext, RunPlan
+from simpler.orchestrator.options import RunOptions
 from simpler.orchestrator.signals import Interrupted, signals_raise_interrupted
 from simpler.reporting.notices import leftover_lines
 from simpler.reporting.records import from_dict
@@ -196,7 +197,7 @@ def _run(
 ) -> tuple[int, RunContext]:
     table = {name: phases.get(name, lambda ctx: 0) for name in run_module.PHASES}
     monkeypatch.setattr(run_module, "PHASES", table)
-    ctx = RunContext(platform="a5sim", devices=[0], report=tmp_path / "r.jsonl", run_id="r1")
+    ctx = RunContext(RunPlan(RunOptions("a5sim", "0", "l2"), [0], tmp_path / "r.jsonl", "r1"))
     return run_module.run_phases(ctx, [n for n in run_module.PHASES if n in phases])
 
 

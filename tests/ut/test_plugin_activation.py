@@ -52,7 +52,7 @@ def test_the_projects_own_short_options_never_collide(pytester: pytest.Pytester)
         ("--simpler-no-recovery",),
         ("--simpler-class-lines",),
         ("--simpler-fail-on-flaky",),
-        ("--simpler-phase", "l2"),
+        ("--simpler-retry-role", "victim"),
     ],
 )
 def test_any_simpler_option_activates_it(pytester: pytest.Pytester, args: tuple[str, ...]) -> None:

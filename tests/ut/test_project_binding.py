@@ -208,3 +208,31 @@ def test_a_pytest_too_old_to_serve_the_fixture_stops_the_run_in_one_line(
         ]
     )
     assert not list(project.path.glob("seen-*.json"))  # nothing of the project's ran
+
+
+ADOPTER = """
+import json
+
+def pytest_configure(config):
+    seen = {name: config.getoption(f"simpler_{name}", None) for name in ("platform", "device")}
+    with open("seen-main.json", "w") as out:
+        json.dump(seen, out)
+"""
+
+
+def test_a_process_of_a_run_finds_what_it_was_told_in_simplers_own_options(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run tells its processes in the environment; a conftest that reads
+    ``config.getoption("simpler_platform")`` (docs/adopting.md) still sees the run's."""
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    told = {"SIMPLER_PHASE": "l2", "SIMPLER_PLATFORM": "a2a3sim", "SIMPLER_DEVICES": "4,5"}
+    for name, value in {**told, "SIMPLER_REPORT": str(pytester.path / "r.jsonl")}.items():
+        monkeypatch.setenv(name, value)
+    pytester.makeconftest(ADOPTER)
+    pytester.makepyfile(test_a="def test_a():\n    pass\n")
+    pytester.runpytest_inprocess("-p", "no:xdist").assert_outcomes(passed=1)
+    assert _seen(pytester) == {"platform": "a2a3sim", "device": "4-5"}
+    monkeypatch.delenv("SIMPLER_PHASE")  # a plain run: the options stay the user's
+    pytester.runpytest_inprocess("-p", "no:xdist").assert_outcomes(passed=1)
+    assert _seen(pytester) == {"platform": None, "device": None}

@@ -143,9 +143,9 @@ def test_each_kind_of_process_gets_what_it_can_take(project: pytest.Pytester, ca
     assert collection[-len(given) :] == given
 
     # Never an argument a child cannot take: pytest itself accepts each argv simpler builds.
-    resource = resource_child_argv(NODE, "a5sim", "report.jsonl", parsed)
+    resource = resource_child_argv(NODE, parsed)
     assert _accepts(project, *resource[3:]).option.numprocesses == 0
-    _accepts(project, "--simpler-phase", "l2", *l2_xdist_flags(parsed, WORKERS), *l2)
+    _accepts(project, "--simpler-class-lines", *l2_xdist_flags(parsed, WORKERS), *l2)
 
 
 def test_a_shard_runs_its_own_files_with_the_users_options(project: pytest.Pytester) -> None:
@@ -168,7 +168,7 @@ def test_an_n_in_the_projects_addopts_never_reaches_a_child(project: pytest.Pyte
     """``-p no:xdist`` (what children used to get) is a usage error under such addopts."""
     project.makeini("[pytest]\naddopts = -n 4 --dist loadfile\n")
     parsed = _read(project, "tests/st", "--case", "foo")
-    child = _accepts(project, *resource_child_argv(NODE, "a5sim", "r.jsonl", parsed)[3:])
+    child = _accepts(project, *resource_child_argv(NODE, parsed)[3:])
     assert (child.option.numprocesses, child.option.dist) == (0, "no")
     with pytest.raises(pytest.UsageError, match="-n"):
         _accepts(project, "-p", "no:xdist", "tests/st")
@@ -179,7 +179,7 @@ def test_without_xdist_a_child_gets_no_dash_n(project: pytest.Pytester) -> None:
     assert not parsed.xdist
     assert undistributed_options(parsed) == ["-p", "no:xdist", "--fast"]
     assert l2_xdist_flags(parsed, WORKERS) == []
-    _accepts(project, *resource_child_argv(NODE, "a5sim", "r.jsonl", parsed)[3:])
+    _accepts(project, *resource_child_argv(NODE, parsed)[3:])
 
 
 def test_the_description_names_each_option_as_pytest_does(project: pytest.Pytester) -> None:

@@ -4,19 +4,23 @@ records of covered tests, and the marks on a Resource child's record."""
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
 
+from simpler.contract.child import ChildContract
+from simpler.contract.settings import QUARANTINE_ENV
 from simpler.orchestrator import resource
-from simpler.orchestrator.context import RunContext
-from simpler.orchestrator.pytest_run import phase_call
+from simpler.orchestrator.context import RunContext, RunPlan
+from simpler.orchestrator.options import RunOptions
 from simpler.orchestrator.quarantine_setup import load_run_quarantine, warn_unmatched
 from simpler.plugin.options import PluginSettings
 from simpler.plugin.state import write_new
 from simpler.reporting import report_file
-from simpler.reporting.quarantine_file import QUARANTINE_ENV, QUARANTINE_FILE_NAME
+from simpler.reporting.quarantine_file import QUARANTINE_FILE_NAME
 from simpler.reporting.records import LifecycleRecord, PoisonSkipRecord, TestRecord
 from simpler.scheduler.jobs import JobResult
 from simpler.usage import UsageError
@@ -33,7 +37,9 @@ def quarantine_text(nodeid: str, expires: date = SOON, extra: str = "") -> str:
 
 
 def settings(report: Path, platform: str = "a5sim") -> PluginSettings:
-    return PluginSettings(platform, [0], report, "", True, "l2", None, 1, False)
+    """A process's settings, told what this process's environment tells."""
+    told = ChildContract.from_env(os.environ)
+    return PluginSettings(platform, [0], report, "", True, "l2", None, 1, False, told=told)
 
 
 def records_of(report: Path) -> dict[str, dict[str, object]]:
@@ -160,22 +166,25 @@ def run_context(tmp_path: Path) -> RunContext:
     file = tmp_path / "q.toml"
     file.write_text(quarantine_text("t.py::two_cards"))
     loaded = load_run_quarantine(file, "simpler run")
-    return RunContext("a5sim", [0, 1], tmp_path / "report.jsonl", "run-1", test_quarantine=loaded)
+    options = RunOptions("a5sim", "0-1", "l2")
+    plan = RunPlan(options, [0, 1], tmp_path / "report.jsonl", "run-1", test_quarantine=loaded)
+    return RunContext(plan)
 
 
 def test_every_pytest_process_of_the_run_is_told_the_file(tmp_path: Path) -> None:
-    ctx = run_context(tmp_path)
-    call = phase_call(ctx, "retry", None, attempt=2, extra=[], user_args=[])
-    assert call.env[QUARANTINE_ENV] == str(tmp_path / "q.toml")
-    assert resource._child_env(ctx)[QUARANTINE_ENV] == str(tmp_path / "q.toml")
-    ctx.test_quarantine = None  # and a run without one overrides an inherited value
-    assert phase_call(ctx, "l2", [0], attempt=1, extra=[], user_args=[]).env[QUARANTINE_ENV] == ""
+    plan = run_context(tmp_path).plan
+    retry = plan.child("retry", label="retry-victims-1", attempt=2).to_env()
+    assert retry[QUARANTINE_ENV] == str(tmp_path / "q.toml")
+    assert plan.child("resource", label="t").to_env()[QUARANTINE_ENV] == str(tmp_path / "q.toml")
+    plan = dataclasses.replace(plan, test_quarantine=None)  # and a run without one overrides
+    l2 = plan.child("l2", label="L2 pass", devices=[0]).to_env()  # an inherited value
+    assert l2[QUARANTINE_ENV] == ""
 
 
 def test_a_resource_childs_record_is_marked_by_the_orchestrator(tmp_path: Path) -> None:
     ctx = run_context(tmp_path)
-    ctx.current_phase = "resource"
+    ctx.state.current_phase = "resource"
     for nodeid in ("t.py::two_cards", "t.py::other"):
         resource._finished(ctx, JobResult(nodeid, None, "SIGSEGV", [0, 1], 1.0, nodeid=nodeid))
-    marks = {r["nodeid"]: r.get("quarantined") for r in report_file.read(ctx.report)}
+    marks = {r["nodeid"]: r.get("quarantined") for r in report_file.read(ctx.plan.report)}
     assert marks == {"t.py::two_cards": True, "t.py::other": None}

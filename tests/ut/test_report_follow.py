@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from simpler.orchestrator.context import RunContext
+from simpler.orchestrator.context import RunContext, RunPlan
+from simpler.orchestrator.options import RunOptions
 from simpler.orchestrator.report_phase import report_phase
 from simpler.orchestrator.run_identity import run_id_for
 from simpler.reporting import follow, report_file
@@ -116,7 +117,7 @@ def test_a_continued_run_finds_its_records_in_a_new_process(
     path.write_bytes(_line("mine", "l2-test"))
     _history(path, runs=20, per_run=50)  # other runs appended in between
     parsed = _count_parses(monkeypatch)
-    ctx = RunContext(platform="a5sim", devices=[0], report=path, run_id="mine")
+    ctx = _context(path, "mine")
     assert _nodeids(ctx.records()) == ["l2-test"]
     ctx.write(ctx.record(TestRecord, nodeid="resource-test", outcome="passed"))
     assert _nodeids(ctx.records()) == ["l2-test", "resource-test"]
@@ -158,7 +159,7 @@ def test_an_unreadable_file_is_an_error_for_the_follower_and_none_for_the_contex
     path = tmp_path / "absent.jsonl"
     with pytest.raises(report_file.ReportUnreadable, match="cannot read report file"):
         ReportFollower(path, "mine").records()
-    assert RunContext(platform="a5sim", devices=[0], report=path, run_id="r").records() == []
+    assert _context(path, "r").records() == []
 
 
 def test_the_latest_run_is_found_from_the_end_without_parsing_the_history(
@@ -198,11 +199,15 @@ def test_the_report_phase_parses_only_the_runs_lines(
 ) -> None:
     path = tmp_path / "report.jsonl"
     _history(path, runs=20, per_run=50)
-    ctx = RunContext(platform="a5sim", devices=[0], report=path, run_id="mine")
-    ctx.current_phase = "l2"
+    ctx = _context(path, "mine")
+    ctx.state.current_phase = "l2"
     ctx.write(ctx.record(TestRecord, nodeid="t.py::test_mine", outcome="failed", message="boom"))
     parsed = _count_parses(monkeypatch)
     assert report_phase(ctx) == 1  # the run's own failure decides, not the history's passes
     assert len(parsed) == 1
     out = capsys.readouterr().out
     assert "t.py::test_mine" in out and "old-" not in out
+
+
+def _context(report: Path, run_id: str) -> RunContext:
+    return RunContext(RunPlan(RunOptions("a5sim", "0", "l2"), [0], report, run_id))

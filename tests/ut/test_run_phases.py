@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from simpler.orchestrator import run as run_module
-from simpler.orchestrator.context import RunContext
+from simpler.orchestrator.context import RunContext, RunPlan
+from simpler.orchestrator.options import RunOptions
 from simpler.orchestrator.report_phase import report_phase
 from simpler.orchestrator.signals import Interrupted
 from simpler.reporting import report_file
@@ -17,8 +18,9 @@ from simpler.reporting.records import TestRecord
 from simpler.share.listing import ResourceTest
 
 
-def _context(tmp_path: Path) -> RunContext:
-    return RunContext(platform="a5sim", devices=[0], report=tmp_path / "r.jsonl", run_id="r1")
+def _context(tmp_path: Path, *, options: RunOptions | None = None, **plan: Any) -> RunContext:
+    options = options or RunOptions("a5sim", "0", "l2")
+    return RunContext(RunPlan(options, [0], tmp_path / "r.jsonl", "r1", **plan))
 
 
 def _phases(monkeypatch: pytest.MonkeyPatch, **behaviour: object) -> list[str]:
@@ -59,7 +61,7 @@ def test_a_crash_inside_a_phase_is_one_line_exit_3_and_the_later_phases_run(
     assert err.strip() == "simpler: phase resource failed inside simpler: ValueError: boom"
     end = [
         r
-        for r in report_file.read(ctx.report)
+        for r in report_file.read(ctx.plan.report)
         if r["type"] == "phase" and r["phase"] == "resource" and r["event"] == "end"
     ]
     assert end[0]["returncode"] == 3 and end[0]["error"] == "ValueError: boom"
@@ -101,8 +103,7 @@ def test_an_interrupted_run_counts_its_planned_tests_as_not_run_and_no_test_as_f
     _phases(monkeypatch)
     monkeypatch.setitem(run_module.PHASES, "l2", l2)
     monkeypatch.setitem(run_module.PHASES, "report", report_phase)
-    ctx = _context(tmp_path)
-    ctx.l2_tests, ctx.resource_tests = planned, []
+    ctx = _context(tmp_path, l2_tests=planned, resource_tests=[])
     code = run_module.run_phases(ctx, ["l2", "resource", "report"])
     out = capsys.readouterr().out
     assert code == 130
@@ -118,9 +119,8 @@ def test_a_phase_with_nothing_to_do_is_green_even_under_fail_if_nothing_ran(
 ) -> None:
     _phases(monkeypatch)
     monkeypatch.setitem(run_module.PHASES, "report", report_phase)
-    ctx = _context(tmp_path)
-    ctx.l2_tests, ctx.resource_tests = ["tests/st/test_a.py::t"], []
-    ctx.options = dataclasses.replace(ctx.options, fail_if_nothing_ran=True)
+    options = RunOptions("a5sim", "0", "resource,report", fail_if_nothing_ran=True)
+    ctx = _context(tmp_path, options=options, l2_tests=["tests/st/test_a.py::t"], resource_tests=[])
     assert run_module.run_phases(ctx, ["resource", "report"]) == 0
     assert _last_line(capsys.readouterr().out) == (
         "simpler: nothing to run in phase(s) resource -> exit 0"
@@ -148,11 +148,8 @@ def test_a_sigint_between_l2_and_resource_counts_the_resource_tests_as_not_run(
     monkeypatch.setitem(run_module.PHASES, "l2", l2)
     monkeypatch.setitem(run_module.PHASES, "report", report_phase)
     monkeypatch.setattr(run_module, "_bracketed", signal_before_resource)
-    ctx = _context(tmp_path)
-    ctx.l2_tests = l2_tests
-    ctx.resource_tests = [
-        ResourceTest(f"tests/st/test_m.py::test_{i}", 2, None, None) for i in range(3)
-    ]
+    resource = [ResourceTest(f"tests/st/test_m.py::test_{i}", 2, None, None) for i in range(3)]
+    ctx = _context(tmp_path, l2_tests=l2_tests, resource_tests=resource)
     code = run_module.run_phases(ctx, ["l2", "resource", "retry", "report"])
     out = capsys.readouterr().out
     assert code == 130

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from simpler.orchestrator.context import RunContext
+from simpler.contract.settings import JOBS_ENV
+from simpler.orchestrator.context import RunContext, RunPlan
 from simpler.orchestrator.l2 import l2_workers
+from simpler.orchestrator.options import RunOptions
 from simpler.orchestrator.pytest_args import ArgGroup, PytestArgs
-from simpler.orchestrator.slots import JOBS_ENV, cpu_count, run_slots
+from simpler.orchestrator.slots import cpu_count, run_slots
 from simpler.usage import UsageError
 
 # Five files: one test in a.py uses the card, every other test none.
@@ -27,8 +29,8 @@ def _ctx(
     no_device: frozenset[str] = NO_DEVICE,
     args: PytestArgs | None = None,
 ) -> RunContext:
-    return RunContext(
-        "a5sim",
+    plan = RunPlan(
+        RunOptions("a5sim", "0", "l2"),
         devices or [0],
         tmp_path / "r.jsonl",
         "run",
@@ -37,6 +39,7 @@ def _ctx(
         l2_plain=no_device,
         pytest_args=args or PytestArgs(),
     )
+    return RunContext(plan)
 
 
 def _n(value: str) -> PytestArgs:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from simpler.contract.settings import HISTORY_ENV
 from simpler.history.schema import DEFAULT_DB, HistoryUnusable
 from simpler.history.store.connection import Connection
 from simpler.history.store.url import BadStoreUrl, is_server, store_label, store_title
@@ -30,7 +31,7 @@ __all__ = [
 
 def store_ref(explicit: str | os.PathLike[str] | None = None) -> str:
     """``--db`` if given, else ``SIMPLER_HISTORY``, else ``.simpler/history.db``."""
-    return os.fspath(explicit or os.environ.get("SIMPLER_HISTORY") or DEFAULT_DB)
+    return os.fspath(explicit or os.environ.get(HISTORY_ENV) or DEFAULT_DB)
 
 
 def open_store(ref: str, *, create: bool = True) -> Connection:
