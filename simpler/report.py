@@ -7,6 +7,7 @@ because users and CI glue import it. Only the documented names are offered here.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from simpler.contract.child import ChildContract
@@ -31,7 +32,10 @@ report_path = _report_file.report_path
 def make_record(record_type: str, **fields: Any) -> dict[str, Any]:
     """A record with the common fields; in a process of a run, its run id and phase as the
     run told it (``fields`` may name others)."""
+    if record_type not in _report_file.RECORD_TYPES:
+        known = ", ".join(_report_file.RECORD_TYPES)
+        raise ValueError(f"unknown record type {record_type!r} (known: {known})")
     told = ChildContract.from_env(os.environ)
-    return _report_file.make_record(
-        record_type, **{"run": told.run_id, "phase": told.phase, **fields}
-    )
+    common = {"schema": _report_file.SCHEMA, "run": told.run_id, "ts": time.time(),
+              "phase": told.phase, "type": record_type}  # fmt: skip
+    return {**common, **fields}

@@ -21,8 +21,8 @@ from typing import Any
 
 from simpler.contract.settings import RUNNER_NAME_ENV
 from simpler.reporting.affected_block import AffectedDecision, decision_of
+from simpler.reporting.phase_accounts import READER_PHASES
 from simpler.reporting.records import ChildRecord, LifecycleRecord, PhaseRecord, Record, TestRecord
-from simpler.reporting.verdicts import READER_PHASES
 
 __all__ = [
     "MetaSource",

@@ -19,8 +19,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from simpler.contract import SELECTING_PHASES, strip_ansi
+from simpler.reporting.phase_accounts import PhaseAccount
 from simpler.reporting.records import ChildRecord, PhaseRecord, Record, SessionRecord
-from simpler.reporting.verdicts import PhaseAccount, Verdict
+from simpler.reporting.verdicts import Verdict
 
 __all__ = ["Completeness", "Emptiness", "completeness_of", "early_stops"]
 

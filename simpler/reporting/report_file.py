@@ -13,7 +13,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,7 +35,6 @@ __all__ = [
     "ReportUnwritable",
     "append",
     "locked_report",
-    "make_record",
     "parse_line",
     "parse_record",
     "read",
@@ -75,23 +73,6 @@ def report_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     """``--report`` if given, else ``SIMPLER_REPORT``, else ``.simpler/report.jsonl``."""
     chosen = explicit or os.environ.get(REPORT_ENV) or DEFAULT_REPORT
     return Path(chosen)
-
-
-def make_record(
-    record_type: str, *, run: str = "", phase: str = "", **fields: Any
-) -> dict[str, Any]:
-    """A record with the common fields: the ``run`` and ``phase`` it belongs to as the caller
-    names them (a process of a run: as the run told it, ``simpler.contract.child``)."""
-    if record_type not in RECORD_TYPES:
-        raise ValueError(f"unknown record type {record_type!r} (known: {', '.join(RECORD_TYPES)})")
-    base: dict[str, Any] = {
-        "schema": SCHEMA,
-        "run": run,
-        "ts": time.time(),
-        "phase": phase,
-        "type": record_type,
-    }
-    return {**base, **fields}
 
 
 def write_record(path: str | os.PathLike[str], record: Record) -> None:

@@ -13,6 +13,7 @@ from simpler.devices import format_devices
 from simpler.reporting.completeness import Completeness, Emptiness, completeness_of, early_stops
 from simpler.reporting.failure_block import failures_section
 from simpler.reporting.last_screen import last_screen
+from simpler.reporting.phase_accounts import READER_PHASES, PhaseAccount
 from simpler.reporting.quarantine_block import (
     QuarantineLine,
     quarantine_block,
@@ -22,10 +23,8 @@ from simpler.reporting.quarantine_file import QuarantineFile
 from simpler.reporting.report_file import Record
 from simpler.reporting.resource_block import render_resource_failures
 from simpler.reporting.verdicts import (
-    READER_PHASES,
     Analysis,
     Failure,
-    PhaseAccount,
     Verdict,
     analyze,
     select_latest_runs,

@@ -12,12 +12,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple, Protocol
 
-from simpler.contract import EXIT_INFRA, GREEN_OUTCOMES, PASSING_OUTCOMES, phase_rank
-from simpler.reporting.affected_block import AffectedDecision, decision_of
+from simpler.contract import GREEN_OUTCOMES, PASSING_OUTCOMES, phase_rank
+from simpler.reporting.phase_accounts import PhaseAccount, account_phases, unexplained_failure
 from simpler.reporting.records import (
     ChildRecord,
     LifecycleRecord,
-    PhaseRecord,
     PoisonSkipRecord,
     Record,
     TestRecord,
@@ -37,8 +36,6 @@ __all__ = [
     "supersedes",
 ]
 
-# Phases that only read the report: one left unfinished or failed cannot hide a test.
-READER_PHASES = frozenset({"report"})
 POISON_SKIPPED, SKIPPED = "poison_skipped", "skipped"
 
 
@@ -140,28 +137,6 @@ class Verdict:
 
 
 @dataclass(frozen=True)
-class PhaseAccount:
-    name: str
-    counts: dict[str, int]  # outcome -> tests whose last record in this phase had it
-    counts_from_end_record: bool  # no test records: counts are the phase end record's
-    unfinished_runs: tuple[str, ...]  # runs in which this phase started and never ended
-    returncode: int | None  # the worst end returncode; None when it never ended
-    duration_s: float
-    errors: tuple[str, ...] = ()  # what broke inside simpler while the phase ran
-    interrupted: tuple[str, ...] = ()  # the signals that stopped it (SIGTERM, SIGINT)
-    not_started: tuple[str, ...] = ()  # why it never started ("interrupted by SIGINT")
-    deadline: tuple[str, ...] = ()  # the run's deadline cut it ("deadline 10m reached")
-    children: str = ""  # how its children started ("forked from a warm process")
-    slots: int | None = None  # the most processes it ran at once (None: an older report)
-    devices: tuple[int, ...] = ()  # the devices its tests used
-    affected: AffectedDecision | None = None  # --affected-since: its start record's decision
-
-    @property
-    def incomplete(self) -> bool:
-        return bool(self.unfinished_runs)
-
-
-@dataclass(frozen=True)
 class Failure:
     """One unrecovered failure: a test verdict, a failed child job, or a failed phase."""
 
@@ -215,7 +190,8 @@ def analyze(records: Sequence[Record]) -> Analysis:
     by_phase = _group_by_phase(records)
     per_phase = {name: _decide_within_phase(group) for name, group in by_phase.items()}
     verdicts = _merge_phases(per_phase, records)
-    phases = _account_phases(by_phase, per_phase)
+    outcomes = {name: Counter(v.outcome for v in got.values()) for name, got in per_phase.items()}
+    phases = account_phases(by_phase, outcomes)
     failures = _find_failures(records, verdicts, phases)
     return Analysis(
         runs=list(dict.fromkeys(r.run for r in records if r.run)),
@@ -294,58 +270,6 @@ def _verdict_of(nodeid: str, record: TestRecord | PoisonSkipRecord) -> Verdict:
     )
 
 
-def _account_phases(
-    by_phase: dict[str, list[Record]],
-    per_phase: dict[str, dict[str, Verdict]],
-) -> list[PhaseAccount]:
-    seen = [
-        name
-        for name, group in by_phase.items()
-        if any(isinstance(r, PhaseRecord | TestRecord) for r in group)
-    ]
-    ordered = sorted(seen, key=phase_rank)  # stable: unknown phases first, as they came
-    return [_account_phase(name, by_phase[name], per_phase[name]) for name in ordered]
-
-
-def _account_phase(name: str, records: list[Record], verdicts: dict[str, Verdict]) -> PhaseAccount:
-    ends = [r for r in records if isinstance(r, PhaseRecord) and r.is_end]
-    counts = Counter(verdict.outcome for verdict in verdicts.values())
-    from_end = not counts
-    if from_end:
-        for end in ends:
-            counts.update(end.counts)
-    returncodes = [end.returncode for end in ends if end.returncode is not None]
-    return PhaseAccount(
-        name=name,
-        counts=dict(counts),
-        counts_from_end_record=from_end and bool(counts),
-        unfinished_runs=() if name in READER_PHASES else _unfinished_runs(records),
-        returncode=max(returncodes, key=abs) if returncodes else None,
-        duration_s=sum(end.duration_s or 0.0 for end in ends),
-        errors=_texts(end.error for end in ends),
-        interrupted=_texts(end.interrupted for end in ends),
-        not_started=_texts(end.not_started for end in ends),
-        deadline=_texts(end.deadline for end in ends),
-        children=next(iter(_texts(end.children for end in ends)), ""),
-        slots=max((end.slots for end in ends if end.slots is not None), default=None),
-        devices=tuple(sorted({device for end in ends for device in end.devices})),
-        affected=decision_of(records),
-    )
-
-
-def _texts(values: Iterable[str | None]) -> tuple[str, ...]:
-    """The non-empty values of an optional text field of the phase's end records."""
-    return tuple(text for text in values if text)
-
-
-def _unfinished_runs(phase_records: list[Record]) -> tuple[str, ...]:
-    balance: Counter[str] = Counter()
-    for record in phase_records:
-        if isinstance(record, PhaseRecord):
-            balance[record.run] += {"start": 1, "end": -1}.get(record.event, 0)
-    return tuple(run for run, open_starts in balance.items() if open_starts > 0)
-
-
 def _find_failures(
     records: Sequence[Record], verdicts: dict[str, Verdict], phases: list[PhaseAccount]
 ) -> list[Failure]:
@@ -366,7 +290,7 @@ def _find_failures(
     failures += [
         Failure("phase", phase=phase)
         for phase in phases
-        if _unexplained_failure(phase) and phase.name not in explained
+        if unexplained_failure(phase) and phase.name not in explained
     ]
     return failures
 
@@ -378,23 +302,6 @@ def _failed_children(records: Sequence[Record]) -> dict[str, ChildRecord]:
         if isinstance(record, ChildRecord):
             last[record.nodeid or f"child:{record.label}"] = record
     return {key: child for key, child in last.items() if child.failed}
-
-
-def _unexplained_failure(phase: PhaseAccount) -> bool:
-    # A phase's returncode is simpler's: 2 a usage error, 3 pytest's internal error; each
-    # ran nothing it could report, and a red phase with no red test must still be red. 1 with
-    # no failing test means the failing test's record was lost; 5 is "no tests collected", an
-    # empty selection rather than a failure. 3 is red by the run's ruling (infrastructure),
-    # not as a failed test: its tests are counted as not run.
-    if phase.errors:
-        return True
-    if phase.interrupted or phase.deadline:
-        return False  # a signal or the deadline is not a failed test: its tests are not run
-    if phase.name in READER_PHASES or phase.returncode in (None, 0, EXIT_INFRA, 5):
-        return False
-    return not any(
-        count for outcome, count in phase.counts.items() if outcome not in GREEN_OUTCOMES
-    )
 
 
 def _lifecycle_paths(records: Sequence[Record]) -> dict[tuple[str, str], list[str]]:

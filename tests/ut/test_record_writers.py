@@ -166,7 +166,7 @@ def _product_files() -> list[Path]:
 
 
 def test_no_writer_in_simpler_makes_a_record_a_dict() -> None:
-    users_face = {ROOT / "simpler" / "reporting" / "report_file.py"}
+    users_face = {ROOT / "simpler" / "report.py"}
     found = {
         str(path.relative_to(ROOT)): where
         for path in _product_files()
@@ -174,7 +174,7 @@ def test_no_writer_in_simpler_makes_a_record_a_dict() -> None:
     }
     assert found == {}
     # The users' face is the one function that makes a record a dict.
-    face = record_dicts((ROOT / "simpler" / "reporting" / "report_file.py").read_text())
+    face = record_dicts((ROOT / "simpler" / "report.py").read_text())
     assert [line.partition(": ")[2] for line in face] == ["make_record() returns a dict"]
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from simpler import report
 from simpler.cli import main
 from simpler.contract import EXIT_INFRA, EXIT_USAGE
 from simpler.reporting import report_file
@@ -34,7 +35,7 @@ def _write(path: Path, runs: list[tuple[str, float, int]]) -> None:
     with open(path, "ab") as stream:
         for run, ts, count in runs:
             for index in range(count):
-                record = report_file.make_record("test", nodeid=f"t.py::test_{index}")
+                record = report.make_record("test", nodeid=f"t.py::test_{index}")
                 record.update(run=run, ts=ts + index)
                 stream.write((json.dumps(record) + "\n").encode())
 
@@ -101,14 +102,14 @@ def test_nothing_to_drop_leaves_the_file_untouched(tmp_path: Path) -> None:
 
 def _append_many(path: str, writer: int, count: int) -> None:
     for index in range(count):
-        record = report_file.make_record("test", nodeid=f"w{writer}::{index}", tail="x" * 300)
+        record = report.make_record("test", nodeid=f"w{writer}::{index}", tail="x" * 300)
         record["run"] = "live"
         report_file.append(path, record)
 
 
 def test_prune_under_concurrent_writers_loses_and_tears_no_record(tmp_path: Path) -> None:
     path = tmp_path / "report.jsonl"
-    report_file.append(path, {**report_file.make_record("test", nodeid="start"), "run": "live"})
+    report_file.append(path, {**report.make_record("test", nodeid="start"), "run": "live"})
     cutoff = datetime.fromtimestamp(time.time() - 3600, UTC).isoformat()
     writers, per_writer = 4, 300
     context = multiprocessing.get_context("spawn")
