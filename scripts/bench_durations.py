@@ -26,10 +26,10 @@ from pathlib import Path
 
 from bench import Figure
 
+from simpler.processes.executor import ExecutorOptions, execute
+from simpler.processes.locks import DeviceLocks
 from simpler.scheduler.durations import estimator, load_measurements, record_results
-from simpler.scheduler.executor import ExecutorOptions, execute
 from simpler.scheduler.jobs import Job, JobResult
-from simpler.scheduler.locks import DeviceLocks
 
 __all__ = ["durations_figures", "sleep_suite"]
 

@@ -202,7 +202,7 @@ FORK_AND_COLLECT = """
 import gc, os, sys, time
 import pytest, numpy
 import simpler.plugin.hooks
-from simpler.scheduler.warm_process import warm_pytest
+from simpler.processes.warm_process import warm_pytest
 warm_pytest()
 gc.freeze()
 files = sys.argv[1:]

@@ -40,7 +40,7 @@ from typing import Any
 import psutil
 from gpu_check_child import FAULT_KERNELS
 
-from simpler.reporting.compat import UTC
+from simpler.base.compat import UTC
 from simpler.usage import OneLineParser, UsageError
 
 CHILD = Path(__file__).resolve().with_name("gpu_check_child.py")

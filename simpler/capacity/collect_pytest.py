@@ -14,9 +14,9 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
+from simpler.base.nodeids import file_of
 from simpler.capacity.model import InputError
 from simpler.orchestrator.collection import ListingError, collect_suite
-from simpler.reporting.nodeids import file_of
 
 __all__ = ["HOOK", "SizedTest", "collect_through_pytest", "sized_by_hook"]
 

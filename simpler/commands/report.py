@@ -67,7 +67,7 @@ def main(command: ReportCommand) -> int:
     from simpler.orchestrator.quarantine_setup import load_run_quarantine
     from simpler.orchestrator.report_phase import ReportOptions, print_report
     from simpler.reporting import report_file as report
-    from simpler.share.missing_jobs import expected_jobs
+    from simpler.split.missing_jobs import expected_jobs
 
     files = list(command.files) or [str(report.report_path())]
     if command.prune_before is not None:

@@ -187,9 +187,9 @@ def _real_run(
     estimate: Estimator,
     durations_path: Path,
 ) -> int:
+    from simpler.processes.executor import ExecutorOptions, execute
     from simpler.reporting.resource_block import render_resource_failures
     from simpler.scheduler.durations import record_results
-    from simpler.scheduler.executor import ExecutorOptions, execute
 
     def announce(result: Any) -> None:
         verdict = "PASS" if result.ok else "FAIL"

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
+from simpler.base.atomic_write import write_atomically
 from simpler.capacity.model import suite_label
 from simpler.capacity.registry import load_registry
 from simpler.capacity.sizing import device_count
@@ -26,7 +27,6 @@ from simpler.fleet.planner import Unit, plan
 from simpler.fleet.render import github_matrix, plan_document, plan_table
 from simpler.fleet.suite_units import suite_units
 from simpler.history.durations_export import L2_STARTUP_KEY
-from simpler.reporting.atomic_write import write_atomically
 from simpler.scheduler.durations import Measured, measurements_of
 from simpler.usage import UsageError
 

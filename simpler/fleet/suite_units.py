@@ -11,8 +11,8 @@ from collections.abc import Mapping
 
 from simpler.fleet.planner import Unit
 from simpler.scheduler.durations import Measured
-from simpler.share.listing import SuiteListing
-from simpler.share.sharding import DEFAULT_RESOURCE_S, DEFAULT_TEST_S
+from simpler.split.listing import SuiteListing
+from simpler.split.sharding import DEFAULT_RESOURCE_S, DEFAULT_TEST_S
 
 __all__ = ["suite_units"]
 

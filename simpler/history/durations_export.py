@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from simpler.base.nodeids import file_of
 from simpler.contract import PASSING_OUTCOMES, phase_rank
 from simpler.history.store.connection import Connection
 from simpler.history.window import EVERY_RUN, Window, WindowRun, window_runs
-from simpler.reporting.nodeids import file_of
 from simpler.scheduler.durations import KEPT_SAMPLES, Measured, is_duration, write_document
 
 __all__ = ["L2_STARTUP_KEY", "export_durations", "run_durations"]

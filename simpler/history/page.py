@@ -13,8 +13,8 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
+from simpler.base.compat import UTC
 from simpler.history.model import CAUSES, STATES, ShadowMisses, StripMark, TestScore
-from simpler.reporting.compat import UTC
 
 __all__ = ["CAUSE_MEANINGS", "MARKS", "STATE_MEANINGS", "render_page"]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from simpler.base.atomic_write import write_atomically
 from simpler.history.model import StripMark, TestScore
 from simpler.history.page import render_page
 from simpler.history.scores import compute_scores
@@ -19,7 +20,6 @@ from simpler.history.shadow_misses import shadow_misses
 from simpler.history.show import test_strip
 from simpler.history.store.connection import Connection
 from simpler.history.window import EVERY_RUN, WINDOW_CTE, Window
-from simpler.reporting.atomic_write import write_atomically
 
 __all__ = ["attribution_counts", "write_page"]
 

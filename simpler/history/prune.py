@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simpler.base.compat import UTC, iso_moment
 from simpler.history.run_rows import delete_runs
 from simpler.history.store.connection import Connection, transaction
 from simpler.history.suites import drop_unused_suites
-from simpler.reporting.compat import UTC, iso_moment
 
 __all__ = ["PruneResult", "parse_before", "prune_before"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from simpler.base.compat import tomllib
 from simpler.impact.select import Rules
-from simpler.reporting.compat import tomllib
 
 __all__ = ["DEFAULT_NON_CODE", "load_rules"]
 

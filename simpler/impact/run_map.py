@@ -7,13 +7,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from simpler.base.atomic_write import write_atomically
 from simpler.history.impact_rows import MAP_FOLDER, add_map_rows
 from simpler.impact.blocks import FileBlocks
 from simpler.impact.git_change import clean_head
 from simpler.impact.kernel_sources import Launches, add_kernels, kernel_of
 from simpler.impact.map import build_map
 from simpler.impact.store import Environment, map_rows
-from simpler.reporting.atomic_write import write_atomically
 
 __all__ = ["MapTarget", "map_target", "save_run_map"]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from simpler.share.listing import SuiteListing
+from simpler.split.listing import SuiteListing
 from simpler.usage import UsageError
 
 if TYPE_CHECKING:

@@ -18,8 +18,8 @@ import sys
 from simpler.contract import SIM_PLATFORMS
 from simpler.contract.child import ChildContract, run_wide_env
 from simpler.contract.settings import FORK_CHILDREN_ENV
-from simpler.scheduler.process import Launcher, PopenLike, fresh_interpreter
-from simpler.scheduler.warm_client import WarmProcess, WarmProcessGone
+from simpler.processes.process import Launcher, PopenLike, fresh_interpreter
+from simpler.processes.warm_client import WarmProcess, WarmProcessGone
 
 __all__ = ["ChildStarts"]
 
@@ -30,7 +30,7 @@ FORKED = "forked from a warm process"
 PRELOAD = ("pytest", "numpy", "simpler.plugin.hooks")
 SIM_LIBRARY = "simpler.runner.library:preload"  # builds or loads the simulator, no device
 AFTER_FORK = ("simpler.plugin.hooks:after_fork",)
-WARM_PYTEST = "simpler.scheduler.warm_process:warm_pytest"  # last: the plugins as pytest loads them
+WARM_PYTEST = "simpler.processes.warm_process:warm_pytest"  # last: the plugins as pytest loads them
 
 
 class ChildStarts:

@@ -24,7 +24,7 @@ from simpler.orchestrator.pytest_args import (
     PytestArgs,
     collection_argv,
 )
-from simpler.share.listing import ResourceTest, SuiteListing
+from simpler.split.listing import ResourceTest, SuiteListing
 from simpler.usage import InfraError
 
 __all__ = [

@@ -1,5 +1,5 @@
-"""What every phase of one run shares: the run's plan, decided before any phase runs
-(``RunPlan``), the little the phases change as they go (``RunState``), and the run's view of
+"""What every phase of one run shares: the run as decided before any phase runs
+(``RunSetup``), the little the phases change as they go (``RunState``), and the run's view of
 its report file (``RunContext``, which a phase is given)."""
 
 from __future__ import annotations
@@ -22,15 +22,15 @@ from simpler.reporting.summary import Ruling
 
 if TYPE_CHECKING:
     from simpler.impact.run_map import MapTarget
-    from simpler.share.listing import ResourceTest
+    from simpler.split.listing import ResourceTest
 
-__all__ = ["RunContext", "RunPlan", "RunState"]
+__all__ = ["RunContext", "RunSetup", "RunState"]
 
 R = TypeVar("R", bound=Record)
 
 
 @dataclass(frozen=True)
-class RunPlan:
+class RunSetup:
     """The run as prepare.py decided it from the options, before any phase ran."""
 
     # What the user asked (the platform, and flags the phases read as typed: --policy,
@@ -125,7 +125,7 @@ class RunState:
 class RunContext:
     """A run's plan and state, how its children start, and its records in the report file."""
 
-    plan: RunPlan
+    setup: RunSetup
     children: ChildStarts = field(default_factory=lambda: ChildStarts("", project_allows=False))
     state: RunState = field(default_factory=RunState)
     # Follows the report file: each look reads only what was appended since the last one.
@@ -144,15 +144,15 @@ class RunContext:
     def followed(self) -> ReportFollower:
         """The follower of this run's records in the report file (ReportUnreadable as it reads)."""
         follower = self._follower
-        plan = self.plan
-        if follower is None or (follower.path, follower.run_id) != (plan.report, plan.run_id):
-            follower = self._follower = ReportFollower(plan.report, plan.run_id)
+        setup = self.setup
+        if follower is None or (follower.path, follower.run_id) != (setup.report, setup.run_id):
+            follower = self._follower = ReportFollower(setup.report, setup.run_id)
         return follower
 
     def record(self, kind: type[R], **fields: Any) -> R:
         """A new record of ``kind`` from the orchestrator: this run's, in its current phase."""
-        return RecordOrigin(self.plan.run_id, self.state.current_phase).build(kind, **fields)
+        return RecordOrigin(self.setup.run_id, self.state.current_phase).build(kind, **fields)
 
     def write(self, record: Record) -> None:
         """Append ``record`` to this run's report file."""
-        report_file.write_record(self.plan.report, record)
+        report_file.write_record(self.setup.report, record)

@@ -2,7 +2,7 @@
 
 Two decisions end a run before it starts: ``--affected-since`` when every changed file is
 non-code (nothing selected, on purpose), and a split suite whose share for this job is empty.
-Either leaves one L2 phase in the report, started and ended at once: its plan is empty, the
+Either leaves one L2 phase in the report, started and ended at once: it plans no test, the
 suite's size is kept as ``selected`` and the decision as ``affected``, so that ``simpler
 report`` over every job of a split CI run counts this job as reported (a planned job without
 a report is red) and reads "nothing to run" as the deliberate result it is, green also under

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simpler.base.nodeids import file_of
 from simpler.ci.child_output import announce
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.orchestrator.context import RunContext
@@ -23,9 +24,8 @@ from simpler.orchestrator.phase_jobs import child_record, execute_for_phase
 from simpler.orchestrator.pytest_args import pytest_argv, undistributed_options
 from simpler.orchestrator.pytest_run import l2_plugin_flags, phase_exit
 from simpler.orchestrator.run_coverage import result_ended
-from simpler.reporting.nodeids import file_of
+from simpler.processes.executor import ExecutorOptions
 from simpler.scheduler.durations import load_durations
-from simpler.scheduler.executor import ExecutorOptions
 from simpler.scheduler.jobs import Job, JobResult
 
 __all__ = ["ISOLATE_MODES", "isolated_l2_phase"]
@@ -45,7 +45,7 @@ def isolated_l2_phase(ctx: RunContext) -> int:
     units = _units(ctx)
     if not units:
         return EXIT_OK
-    learned = load_durations(ctx.plan.durations_file)
+    learned = load_durations(ctx.setup.durations_file)
     results = _execute(ctx, [_job(ctx, unit, learned) for unit in units])
     failed = [r for r in results if not r.ok and not r.extra.get("deadline")]
     return max((phase_exit(r.returncode) if r.returncode is not None else EXIT_FAILED
@@ -53,8 +53,8 @@ def isolated_l2_phase(ctx: RunContext) -> int:
 
 
 def _units(ctx: RunContext) -> list[_Unit]:
-    tests, plain = ctx.plan.l2_tests or [], ctx.plan.l2_plain
-    if ctx.plan.isolate == "test":
+    tests, plain = ctx.setup.l2_tests or [], ctx.setup.l2_plain
+    if ctx.setup.isolate == "test":
         return [_Unit(n, (n,), n not in plain) for n in tests]
     files: dict[str, list[str]] = {}
     for nodeid in tests:
@@ -67,9 +67,9 @@ def _units(ctx: RunContext) -> list[_Unit]:
 def _job(ctx: RunContext, unit: _Unit, learned: dict[str, float]) -> Job:
     # A unit of no device is told it holds none ("none"): a test in it that asks for a device
     # after all fails saying so, never shares a card.
-    options = undistributed_options(ctx.plan.pytest_args)
+    options = undistributed_options(ctx.setup.pytest_args)
     argv = pytest_argv(*l2_plugin_flags(ctx), *options, *unit.tests)
-    told = ctx.plan.child("l2", label=_coverage_label(unit.name), deadline=True)
+    told = ctx.setup.child("l2", label=_coverage_label(unit.name), deadline=True)
     devices = 1 if unit.needs_device else 0
     estimate = _estimate(ctx, unit, learned)
     return Job(unit.name, devices, tuple(argv), estimate, env=tuple(told.to_env().items()))
@@ -81,26 +81,26 @@ def _estimate(ctx: RunContext, unit: _Unit, learned: dict[str, float]) -> float 
     seconds = learned.get(f"file:{path}")
     if seconds is None:
         return None
-    in_file = sum(1 for nodeid in ctx.plan.l2_tests or () if file_of(nodeid) == path)
+    in_file = sum(1 for nodeid in ctx.setup.l2_tests or () if file_of(nodeid) == path)
     return seconds * len(unit.tests) / max(1, in_file)
 
 
 def _execute(ctx: RunContext, jobs: list[Job]) -> list[JobResult]:
-    plan = ctx.plan
+    setup = ctx.setup
     options = ExecutorOptions(
         # Longest first on what was learned; a unit never measured is judged by nothing
         # else, and the deadline does not keep it from starting.
         estimate=lambda job: job.est_s or 0.0,
-        job_timeout_s=plan.options.job_timeout,
-        tail_lines=plan.options.tail_lines,
-        log_dir=plan.report.parent / "logs",
+        job_timeout_s=setup.options.job_timeout,
+        tail_lines=setup.options.tail_lines,
+        log_dir=setup.report.parent / "logs",
         on_finish=lambda result: _finished(ctx, result),
-        deadline_s=plan.deadline.left_s() if plan.deadline is not None else None,
-        slots=plan.slots,
+        deadline_s=setup.deadline.left_s() if setup.deadline is not None else None,
+        slots=setup.slots,
         launcher=ctx.children.launcher,
     )
     execution = execute_for_phase(
-        ctx, "l2", jobs, plan.devices, options,
+        ctx, "l2", jobs, setup.devices, options,
         coverage_label=lambda result: _coverage_label(result.label),
     )  # fmt: skip
     return execution.results

@@ -30,10 +30,10 @@ import psutil
 
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.signals import Interrupted, RunSignals, signals_raise_interrupted
+from simpler.processes.process import LIVE
+from simpler.processes.reaper import child_subreaper, descendants, stop_leftovers
 from simpler.reporting.notices import describe_leftovers
 from simpler.reporting.records import LeftoverRecord
-from simpler.scheduler.process import LIVE
-from simpler.scheduler.reaper import child_subreaper, descendants, stop_leftovers
 
 __all__ = ["RunGuard", "guarded_run", "sweep_leftovers"]
 

@@ -7,12 +7,12 @@ import signal
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from simpler.base.nodeids import file_of
 from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.run_coverage import result_ended
 from simpler.orchestrator.signals import Interrupted
-from simpler.reporting.nodeids import file_of
+from simpler.processes.executor import Execution, ExecutorOptions, execute
 from simpler.reporting.records import ChildRecord, TestRecord
-from simpler.scheduler.executor import Execution, ExecutorOptions, execute
 from simpler.scheduler.jobs import Job, JobResult
 
 __all__ = ["child_record", "execute_for_phase"]

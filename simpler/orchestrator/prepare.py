@@ -22,7 +22,7 @@ from simpler.coverage.process_env import RunCoverage, data_dir_of
 from simpler.devices import parse_devices
 from simpler.orchestrator.children import ChildStarts
 from simpler.orchestrator.collection import inspect_suite
-from simpler.orchestrator.context import RunContext, RunPlan
+from simpler.orchestrator.context import RunContext, RunSetup
 from simpler.orchestrator.deadline import run_deadline
 from simpler.orchestrator.empty_run import record_nothing_to_run
 from simpler.orchestrator.options import RunOptions
@@ -31,7 +31,7 @@ from simpler.orchestrator.pytest_args import PytestArgs
 from simpler.orchestrator.quarantine_setup import load_run_quarantine, warn_unmatched
 from simpler.orchestrator.run_identity import check_run_id, run_id_for
 from simpler.orchestrator.slots import cpu_count, run_slots
-from simpler.share.listing import ResourceTest, SuiteListing
+from simpler.split.listing import ResourceTest, SuiteListing
 from simpler.usage import InfraError, UsageError
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ PROG = "simpler run"
 def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext, list[str]] | None:
     """The run and its phases, or None when this run's share of a split suite is empty."""
     from simpler.reporting import report_file as report  # not at the top: `capacity` skips it
-    from simpler.share.run_share import RunShare
+    from simpler.split.run_share import RunShare
 
     devices = _devices(options.device)
     _check_run_ids(options.run_id)
@@ -104,7 +104,7 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
         impact_map = _impact_target(history, path, run_id) if options.impact_map else None
         # Last: the collection above is part of the start-up the deadline must leave room for.
         deadline = run_deadline(options.deadline or os.environ.get(DEADLINE_ENV), PROG)
-        plan = RunPlan(
+        setup = RunSetup(
             options=options,
             devices=devices,
             report=path,
@@ -124,7 +124,7 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
             coverage=measured,
             deadline=deadline,
         )
-        return RunContext(plan, children=children), phases
+        return RunContext(setup, children=children), phases
 
 
 def _early_children(options: RunOptions, phases: list[str], coverage: bool) -> ChildStarts:
@@ -228,7 +228,7 @@ def _l2_tests(listing: SuiteListing | None, files: list[str] | None) -> list[str
     """The L2 tests this run (this share: ``files``) is to run; None when not listed."""
     if listing is None:
         return None
-    from simpler.reporting.nodeids import file_of
+    from simpler.base.nodeids import file_of
 
     return [n for n in listing.l2 if files is None or file_of(n) in files]
 

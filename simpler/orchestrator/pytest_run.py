@@ -16,7 +16,7 @@ from simpler.orchestrator.pytest_args import (
     PYTEST_USAGE_ERROR,
 )
 from simpler.orchestrator.run_coverage import process_ended
-from simpler.scheduler.process import ChildProcess
+from simpler.processes.process import ChildProcess
 
 __all__ = ["l2_plugin_flags", "phase_exit", "run_pytest"]
 
@@ -37,15 +37,15 @@ def run_pytest(
 
 def l2_plugin_flags(ctx: RunContext) -> list[str]:
     """What every L2 pytest process, pooled or isolated, asks of the plugin."""
-    plan = ctx.plan
-    no_recovery = ["--simpler-no-recovery"] if plan.options.no_recovery else []
-    only = [f"--simpler-only-tests={plan.only_tests}"] if plan.only_tests is not None else []
+    setup = ctx.setup
+    no_recovery = ["--simpler-no-recovery"] if setup.options.no_recovery else []
+    only = [f"--simpler-only-tests={setup.only_tests}"] if setup.only_tests is not None else []
     return ["--simpler-class-lines", *no_recovery, *only]
 
 
 def _wait_for_deadline(ctx: RunContext, child: ChildProcess) -> int:
     """The child's exit code; at the deadline it is stopped as a timed-out job is."""
-    deadline, phase = ctx.plan.deadline, ctx.state.current_phase
+    deadline, phase = ctx.setup.deadline, ctx.state.current_phase
     if deadline is None:
         return child.wait()
     try:

@@ -25,7 +25,7 @@ from simpler.reporting.quarantine_file import (
 from simpler.usage import UsageError
 
 if TYPE_CHECKING:
-    from simpler.share.listing import SuiteListing
+    from simpler.split.listing import SuiteListing
 
 __all__ = ["load_run_quarantine", "quarantine_env", "warn_unmatched"]
 

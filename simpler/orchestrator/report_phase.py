@@ -29,7 +29,7 @@ from simpler.reporting.quarantine_file import QuarantineFile
 from simpler.reporting.records import CoverageRecord, PhaseRecord, TestRecord
 from simpler.reporting.resource_block import latest_children
 from simpler.reporting.summary import Ruling, Summary, select_latest_runs, summarize
-from simpler.share.missing_jobs import ExpectedJob, missing_jobs, missing_ruling
+from simpler.split.missing_jobs import ExpectedJob, missing_jobs, missing_ruling
 
 if TYPE_CHECKING:
     from simpler.impact.map_child import MapChild
@@ -313,15 +313,15 @@ def report_phase(ctx: RunContext) -> int:
         return EXIT_INFRA
     # This phase's own end record is not written yet: do not call the run incomplete for it.
     records = [r for r in records if not (isinstance(r, PhaseRecord) and r.phase == "report")]
-    plan = ctx.plan
+    setup = ctx.setup
     if follower.malformed and not records:
-        return _nothing_readable([plan.report], follower.malformed)
+        return _nothing_readable([setup.report], follower.malformed)
     options = ReportOptions.of(
-        plan.options, ruling=ctx.state.ruling, test_quarantine=plan.test_quarantine,
-        impact=plan.impact_map,
+        setup.options, ruling=ctx.state.ruling, test_quarantine=setup.test_quarantine,
+        impact=setup.impact_map,
     )  # fmt: skip
     gc.disable()  # see print_report
     try:
-        return _print_records(records, follower.malformed, options, [(plan.report, records)])
+        return _print_records(records, follower.malformed, options, [(setup.report, records)])
     finally:
         gc.enable()

@@ -1,6 +1,6 @@
 """The Resource phase: one child pytest per ``device_count`` test, placed by the scheduler.
 
-Each child is told its devices as the scheduler places it (``4,5``: ``RunPlan.child``); its
+Each child is told its devices as the scheduler places it (``4,5``: ``RunSetup.child``); its
 output streams to ``<report dir>/logs/<label>.log``; its end becomes a ``child``
 record the moment it is known, so a killed orchestrator loses no finished child.
 """
@@ -14,22 +14,22 @@ from simpler.orchestrator.context import RunContext
 from simpler.orchestrator.phase_jobs import child_record, execute_for_phase
 from simpler.orchestrator.pytest_args import resource_child_argv
 from simpler.orchestrator.run_coverage import result_ended
+from simpler.processes.executor import ExecutorOptions
 from simpler.reporting.records import DeviceRetiredRecord
 from simpler.reporting.recovery_queries import retired_devices
 from simpler.scheduler.durations import estimator, load_measurements, record_results
-from simpler.scheduler.executor import ExecutorOptions
 from simpler.scheduler.jobs import Job, JobResult
-from simpler.share.listing import ResourceTest
+from simpler.split.listing import ResourceTest
 
 __all__ = ["resource_phase"]
 
 
 def resource_phase(ctx: RunContext) -> int:
-    plan = ctx.plan
-    tests = plan.resource_tests
+    setup = ctx.setup
+    tests = setup.resource_tests
     if tests is None:
         try:
-            tests = collect_suite(plan.platform, plan.devices, plan.pytest_args.given).resource
+            tests = collect_suite(setup.platform, setup.devices, setup.pytest_args.given).resource
         except (ListingError, ValueError) as error:
             print(f"simpler: {error}", flush=True)
             return EXIT_FAILED
@@ -38,28 +38,28 @@ def resource_phase(ctx: RunContext) -> int:
     already = retired_devices(ctx.records())
     jobs = [_job(ctx, t) for t in tests]
     options = ExecutorOptions(
-        estimate=estimator(load_measurements(plan.durations_file)),
-        policy=plan.options.policy,
-        job_timeout_s=plan.options.job_timeout,
-        session_timeout_s=plan.options.session_timeout,
-        exit_first=plan.options.exitfirst,
-        tail_lines=plan.options.tail_lines,
-        log_dir=plan.report.parent / "logs",
+        estimate=estimator(load_measurements(setup.durations_file)),
+        policy=setup.options.policy,
+        job_timeout_s=setup.options.job_timeout,
+        session_timeout_s=setup.options.session_timeout,
+        exit_first=setup.options.exitfirst,
+        tail_lines=setup.options.tail_lines,
+        log_dir=setup.report.parent / "logs",
         on_finish=lambda result: _finished(ctx, result),
         retire=lambda result: sorted(retired_devices(ctx.records()) & set(result.devices)),
         retired_at_start=sorted(already),
-        deadline_s=plan.deadline.left_s() if plan.deadline is not None else None,
-        deadline_estimate=estimator(load_measurements(plan.durations_file), default=0.0),
-        slots=plan.slots,
+        deadline_s=setup.deadline.left_s() if setup.deadline is not None else None,
+        deadline_estimate=estimator(load_measurements(setup.durations_file), default=0.0),
+        slots=setup.slots,
         launcher=ctx.children.launcher,
     )
     if already:
         reason = "worker could not be reset in L2"
         ctx.write(ctx.record(DeviceRetiredRecord, devices=sorted(already), reason=reason))
     execution = execute_for_phase(
-        ctx, "resource", jobs, plan.devices, options,
+        ctx, "resource", jobs, setup.devices, options,
         coverage_label=lambda result: _coverage_label(result.nodeid or result.label),
-        recorded=lambda done: record_results(plan.durations_file, done.results),
+        recorded=lambda done: record_results(setup.durations_file, done.results),
     )  # fmt: skip
     newly = sorted(set(execution.retired) - already)
     if newly:
@@ -71,8 +71,8 @@ def resource_phase(ctx: RunContext) -> int:
 
 
 def _job(ctx: RunContext, test: ResourceTest) -> Job:
-    argv = resource_child_argv(test.nodeid, ctx.plan.pytest_args)
-    env = tuple(ctx.plan.child("resource", label=_coverage_label(test.nodeid)).to_env().items())
+    argv = resource_child_argv(test.nodeid, ctx.setup.pytest_args)
+    env = tuple(ctx.setup.child("resource", label=_coverage_label(test.nodeid)).to_env().items())
     return Job(
         test.nodeid, test.devices, argv, test.est_s, test.timeout_s, env=env, nodeid=test.nodeid
     )
@@ -86,7 +86,8 @@ def _finished(ctx: RunContext, result: JobResult) -> None:
     result_ended(ctx, result, _coverage_label(result.nodeid or result.label))
     if result.extra.get("deadline") or result.extra.get("interrupted"):
         # Stopped (or never started) for the deadline or a signal: its test, unless it
-        # reported already, is counted as not run from the phase's plan; its child is no failure.
+        # reported already, is counted as not run from the phase's planned tests; its child
+        # is no failure.
         stopped = (
             "at the deadline"
             if result.extra.get("deadline")
@@ -96,9 +97,9 @@ def _finished(ctx: RunContext, result: JobResult) -> None:
         print(f"simpler: {result.nodeid or result.label}: {why}", flush=True)
         return
     record = child_record(ctx, result).replace(not_run=result.extra.get("not_run"))
-    quarantine = ctx.plan.test_quarantine
+    quarantine = ctx.setup.test_quarantine
     # A child that dies before its test's record still belongs to a quarantined test.
     ctx.write(
-        quarantine.mark(record, ctx.plan.platform) if quarantine and result.nodeid else record
+        quarantine.mark(record, ctx.setup.platform) if quarantine and result.nodeid else record
     )
     announce(result)

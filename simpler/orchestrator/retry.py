@@ -20,13 +20,13 @@ from simpler.orchestrator.phase_jobs import execute_for_phase
 from simpler.orchestrator.pytest_args import pytest_argv, undistributed_options
 from simpler.orchestrator.pytest_run import phase_exit
 from simpler.orchestrator.run_coverage import result_ended
+from simpler.processes.executor import ExecutorOptions
 from simpler.reporting.recovery_queries import (
     poison_skipped,
     poison_skipped_by_worker,
     poison_triggers,
     retired_devices,
 )
-from simpler.scheduler.executor import ExecutorOptions
 from simpler.scheduler.jobs import Job, JobResult
 
 __all__ = ["RETRY_ATTEMPTS", "VICTIM_PROCESSES", "retry_phase"]
@@ -65,7 +65,7 @@ def retry_phase(ctx: RunContext) -> int:
         return EXIT_OK
     # A fresh process sees a clean card, but prefer the devices that were never retired.
     retired = retired_devices(records)
-    healthy = [d for d in ctx.plan.devices if d not in retired] or ctx.plan.devices
+    healthy = [d for d in ctx.setup.devices if d not in retired] or ctx.setup.devices
     worst = EXIT_OK
     for round_number in range(1, VICTIM_PROCESSES + 1):
         if not victims and not triggers:
@@ -104,14 +104,14 @@ def _still_waiting(group: _Victims, queued_again: list[str]) -> bool:
 
 
 def _execute(ctx: RunContext, jobs: list[Job], devices: list[int]) -> list[JobResult]:
-    plan = ctx.plan
+    setup = ctx.setup
     options = ExecutorOptions(
         estimate=lambda job: job.est_s or 1.0,  # tests to run: the longest queue starts first
-        tail_lines=plan.options.tail_lines,
-        log_dir=plan.report.parent / "logs",
+        tail_lines=setup.options.tail_lines,
+        log_dir=setup.report.parent / "logs",
         on_finish=lambda result: _finished(ctx, result),
-        deadline_s=plan.deadline.left_s() if plan.deadline is not None else None,
-        slots=plan.slots,
+        deadline_s=setup.deadline.left_s() if setup.deadline is not None else None,
+        slots=setup.slots,
         launcher=ctx.children.launcher,
     )  # none retired inside the phase: each process starts on a card made clean for it
     return execute_for_phase(ctx, "retry", jobs, devices, options).results
@@ -134,8 +134,8 @@ def _trigger_job(ctx: RunContext, trigger: _Trigger) -> Job:
 
 def _job(ctx: RunContext, label: str, attempt: int, extra: list[str], est_s: float) -> Job:
     """A retry process: ``label`` names it in the logs and the run's coverage."""
-    argv = pytest_argv(*extra, *undistributed_options(ctx.plan.pytest_args))
-    told = ctx.plan.child("retry", label=label, attempt=attempt)
+    argv = pytest_argv(*extra, *undistributed_options(ctx.setup.pytest_args))
+    told = ctx.setup.child("retry", label=label, attempt=attempt)
     return Job(label, 1, tuple(argv), est_s, env=tuple(told.to_env().items()))
 
 

@@ -4,7 +4,7 @@ Each phase is a small function of the run's context that returns an exit code;
 ``run_phases`` brackets each with ``phase`` records and runs the later phases
 even when an earlier one failed, so a red L2 still gets its retry and report.
 A SIGTERM or Ctrl-C stops the children, skips the test phases left and still
-reports what finished. A test phase's start record carries its plan (the node ids it is
+reports what finished. A test phase's start record carries its planned tests (the node ids it is
 to run), so the summary counts the planned tests that got no verdict; what the phases
 already decided (an interruption, a usage error, an infrastructure failure) reaches the
 report as the run's ruling, so the verdict line says the exit code the process returns.
@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from simpler.contract import EXIT_FAILED, EXIT_INFRA, EXIT_OK, EXIT_USAGE, SELECTING_PHASES
 from simpler.orchestrator.context import RunContext
-from simpler.orchestrator.deadline_plan import warn_if_too_long
+from simpler.orchestrator.deadline_fit import warn_if_too_long
 from simpler.orchestrator.l2 import l2_phase
 from simpler.orchestrator.leftovers import guarded_run
 from simpler.orchestrator.report_phase import report_phase
@@ -48,14 +48,14 @@ def run_phases(ctx: RunContext, phases: list[str]) -> int:
     A usage error (the same in every later phase) or an interruption skips the test phases
     left, never the report; an infrastructure failure (exit 3) outranks the report's verdict.
     """
-    plan = ctx.plan
+    setup = ctx.setup
     results: dict[str, int] = {}
     interrupted: Interrupted | None = None
-    if plan.coverage is not None:
-        ctx.write(run_record(ctx, plan.coverage))
-    if plan.deadline is not None:
-        warn_if_too_long(plan, phases)
-    if (plan.resource_tests and "resource" in phases) or (plan.isolate and "l2" in phases):
+    if setup.coverage is not None:
+        ctx.write(run_record(ctx, setup.coverage))
+    if setup.deadline is not None:
+        warn_if_too_long(setup, phases)
+    if (setup.resource_tests and "resource" in phases) or (setup.isolate and "l2" in phases):
         ctx.children.start(dict(os.environ))  # its preloads overlap the L2 phase
     with guarded_run(ctx) as guard:
         for name in phases:
@@ -113,7 +113,7 @@ def _stopped_by(
     usage = [name for name, code in results.items() if code == EXIT_USAGE]
     if usage:
         return f"usage error in phase {usage[0]}"
-    deadline = ctx.plan.deadline
+    deadline = ctx.setup.deadline
     return deadline.reason if deadline is not None and deadline.reached else None
 
 
@@ -121,10 +121,10 @@ def _not_started(ctx: RunContext, name: str, why: str) -> None:
     """A test phase that never started still says what it was to run, so the summary counts
     its tests as not run (and names why) instead of forgetting them."""
     if name == "retry" or (ctx.state.current_phase == name and name in SELECTING_PHASES):
-        return  # the retry's tests are the others' (no plan); a started phase wrote its own
+        return  # the retry's tests are the others' (none planned); a started phase wrote its own
     ctx.state.current_phase = name
     ctx.write(_start(ctx, name))
-    deadline = why if ctx.plan.deadline is not None and why == ctx.plan.deadline.reason else None
+    deadline = why if ctx.setup.deadline is not None and why == ctx.setup.deadline.reason else None
     ctx.write(ctx.record(PhaseRecord, event="end", counts={}, returncode=None, duration_s=0.0,
                          not_started=why, deadline=deadline))  # fmt: skip
 
@@ -132,17 +132,17 @@ def _not_started(ctx: RunContext, name: str, why: str) -> None:
 def _start(ctx: RunContext, name: str) -> PhaseRecord:
     """The start record of the phase ``name`` (the current one): a test phase's says what it is
     to run, when the suite was listed up front (completeness.py)."""
-    plan = ctx.plan
-    start = ctx.record(PhaseRecord, event="start", shard=plan.shard, platform=plan.platform)
-    resource, l2_tests = plan.resource_tests, plan.l2_tests
+    setup = ctx.setup
+    start = ctx.record(PhaseRecord, event="start", shard=setup.shard, platform=setup.platform)
+    resource, l2_tests = setup.resource_tests, setup.l2_tests
     if l2_tests is None or resource is None or name not in SELECTING_PHASES:
         return start
     selected = len(l2_tests) + len(resource)
     if name == "resource":
         return start.replace(planned=[t.nodeid for t in resource], selected=selected)
-    plain = [n for n in l2_tests if n in plan.l2_plain]
+    plain = [n for n in l2_tests if n in setup.l2_plain]
     start = start.replace(planned=list(l2_tests), no_device=plain, selected=selected)
-    return start if plan.affected is None else start.replace(affected=plan.affected)
+    return start if setup.affected is None else start.replace(affected=setup.affected)
 
 
 def _devices_used(records: list[Record]) -> list[int]:
@@ -192,5 +192,5 @@ def _bracketed(ctx: RunContext, name: str, phase: Callable[[RunContext], int]) -
 
 def _cut_by_deadline(ctx: RunContext, name: str) -> str | None:
     """Why the deadline cut phase ``name`` short, for its end record; None when it did not."""
-    deadline = ctx.plan.deadline
+    deadline = ctx.setup.deadline
     return deadline.reason if deadline and name in ctx.state.cut_by_deadline else None

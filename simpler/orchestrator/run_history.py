@@ -43,24 +43,24 @@ def check_history(ref: str) -> None:
 
 def import_run(ctx: RunContext, returncode: int) -> int:
     """Import this run; the run's exit code, or 3 with one line when the import failed."""
-    if ctx.plan.history is None:
+    if ctx.setup.history is None:
         return returncode
     started = time.perf_counter()  # the modules' import included: a run without one skips it
     from simpler.history.store.url import store_label
 
-    label = store_label(ctx.plan.history)  # a server's password is never printed
+    label = store_label(ctx.setup.history)  # a server's password is never printed
     try:
         from simpler.history.importer import import_records
         from simpler.history.store import open_store
 
-        conn = open_store(ctx.plan.history)
+        conn = open_store(ctx.setup.history)
         try:
             summary = import_records(
                 # The importer reads dicts: its hot loop parses lines without typing them.
                 conn,
                 [record.to_dict() for record in ctx.records()],
-                source=str(ctx.plan.report),
-                only_run=ctx.plan.run_id,
+                source=str(ctx.setup.report),
+                only_run=ctx.setup.run_id,
             )
         finally:
             conn.close()

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from simpler.reporting.nodeids import class_of
+from simpler.base.nodeids import class_of
 
 __all__ = ["ClassProgress", "ProgressReporter"]
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from simpler.base.nodeids import file_of
 from simpler.contract.child import ChildDeadline
 from simpler.plugin.options import PluginSettings
 from simpler.plugin.state import write_new
-from simpler.reporting.nodeids import file_of
 from simpler.reporting.records import SessionRecord
 from simpler.scheduler.durations import load_durations
 

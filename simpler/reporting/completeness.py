@@ -8,8 +8,8 @@ Pure computation over report records and the verdicts of ``simpler.reporting.ver
 - ``no_device``: those of them that use no device;
 - ``selected``: how many tests the run's selection holds, every kind together.
 
-A phase that wrote no plan (the suite could not be listed up front, a report of an older
-version) is taken as it was: its tests are the ones that reported.
+A phase that wrote no list of its planned tests (the suite could not be listed up front, a
+report of an older version) is taken as it was: its tests are the ones that reported.
 """
 
 from __future__ import annotations
@@ -60,19 +60,19 @@ def completeness_of(
     red: bool,
 ) -> Completeness:
     """``red``: the run has an unrecovered failure already (then it did not "run nothing")."""
-    plans = _plans(records)
-    planned = {nodeid: phase for phase, plan in plans.items() for nodeid in plan.planned}
+    phase_lists = _phase_tests(records)
+    planned = {nodeid: phase for phase, listed in phase_lists.items() for nodeid in listed.planned}
     reported = set(verdicts) | {
         r.nodeid for r in records if isinstance(r, ChildRecord) and r.nodeid
     }
     missing = [nodeid for nodeid in planned if nodeid not in reported]
     skipped = [v for v in verdicts.values() if v.outcome == "skipped"]
-    no_device = {nodeid for plan in plans.values() for nodeid in plan.no_device}
-    # Without a plan every test counts as a device test: this is a device suite's runner.
+    no_device = {nodeid for listed in phase_lists.values() for nodeid in listed.no_device}
+    # Without a list of planned tests every test counts as a device test (a device suite's).
     device = [v for v in verdicts.values() if v.nodeid not in no_device]
     emptiness = Emptiness.NONE
     if not red and not missing:
-        emptiness = _emptiness(verdicts, skipped, plans, phases)
+        emptiness = _emptiness(verdicts, skipped, phase_lists, phases)
     return Completeness(
         without_verdict=missing,
         without_verdict_why=_why_missing(missing, planned, phases, records),
@@ -82,7 +82,7 @@ def completeness_of(
         device_tests=len(device),
         device_skipped=sum(1 for v in device if v.outcome == "skipped"),
         emptiness=emptiness,
-        idle_phases=tuple(p for p, plan in plans.items() if not plan.planned),
+        idle_phases=tuple(p for p, listed in phase_lists.items() if not listed.planned),
     )
 
 
@@ -102,40 +102,42 @@ def early_stops(records: Iterable[Record]) -> list[str]:
 
 
 @dataclass
-class _Plan:
+class _PhaseTests:
+    """What the start records of one phase say it was to run (its ``planned`` tests)."""
+
     planned: list[str] = field(default_factory=list)
     no_device: set[str] = field(default_factory=set)
     selected: int | None = None
 
 
-def _plans(records: Iterable[Record]) -> dict[str, _Plan]:
-    plans: dict[str, _Plan] = {}
+def _phase_tests(records: Iterable[Record]) -> dict[str, _PhaseTests]:
+    phase_lists: dict[str, _PhaseTests] = {}
     for record in records:
         if not isinstance(record, PhaseRecord) or not record.is_start:
             continue
         planned = record.planned
         if planned is None:
             continue
-        plan = plans.setdefault(record.phase, _Plan())
-        plan.planned += [n for n in planned if n not in plan.planned]
-        plan.no_device |= set(record.no_device)
+        listed = phase_lists.setdefault(record.phase, _PhaseTests())
+        listed.planned += [n for n in planned if n not in listed.planned]
+        listed.no_device |= set(record.no_device)
         if record.selected is not None:
-            plan.selected = max(plan.selected or 0, record.selected)
-    return plans
+            listed.selected = max(listed.selected or 0, record.selected)
+    return phase_lists
 
 
 def _emptiness(
     verdicts: dict[str, Verdict],
     skipped: list[Verdict],
-    plans: dict[str, _Plan],
+    phase_lists: dict[str, _PhaseTests],
     phases: Sequence[PhaseAccount],
 ) -> str:
     if verdicts:
         return Emptiness.ALL_SKIPPED if len(skipped) == len(verdicts) else Emptiness.NONE
     selecting = [p.name for p in phases if p.name in SELECTING_PHASES]
-    if plans:
+    if phase_lists:
         # Every planning phase had nothing to do: nothing selected, or only another kind.
-        selected = max((plan.selected or 0 for plan in plans.values()), default=0)
+        selected = max((listed.selected or 0 for listed in phase_lists.values()), default=0)
         return Emptiness.NOTHING_TO_RUN if selected else Emptiness.NOTHING_SELECTED
     if selecting or not phases:
         return Emptiness.NOTHING_SELECTED  # as pytest says it: no tests collected

@@ -37,6 +37,8 @@ from junitparser.xunit2 import (
     TestSuite,
 )
 
+from simpler.base.atomic_write import write_atomically
+from simpler.base.compat import UTC
 from simpler.contract import (
     FAILED_OUTCOMES,
     GREEN_OUTCOMES,
@@ -44,8 +46,6 @@ from simpler.contract import (
     phase_rank,
     strip_ansi,
 )
-from simpler.reporting.atomic_write import write_atomically
-from simpler.reporting.compat import UTC
 from simpler.reporting.records import ChildRecord, PoisonSkipRecord, Record, TestRecord
 from simpler.reporting.resource_block import (
     child_failed,

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from simpler.reporting.compat import UTC, iso_moment
+from simpler.base.compat import UTC, iso_moment
 from simpler.reporting.report_file import (
     Record,
     ReportUnreadable,

@@ -20,10 +20,10 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from simpler.reporting.atomic_write import write_atomically
-from simpler.reporting.compat import tomllib
+from simpler.base.atomic_write import write_atomically
+from simpler.base.compat import tomllib
+from simpler.base.toml_text import toml_string
 from simpler.reporting.records import ChildRecord, PoisonSkipRecord, TestRecord
-from simpler.reporting.toml_text import toml_string
 
 __all__ = [
     "MAX_DAYS_AHEAD",

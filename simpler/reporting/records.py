@@ -109,7 +109,7 @@ class RecordOrigin:
 
 @dataclass(frozen=True, slots=True)
 class PhaseRecord(Record):
-    """A phase's start (its plan) or its end (its counts and how it ended)."""
+    """A phase's start (the tests it plans) or its end (its counts and how it ended)."""
 
     type_name: ClassVar[str] = "phase"
     event = Field(read.text)

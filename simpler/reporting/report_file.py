@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simpler.base.atomic_write import make_parent_dir
 from simpler.contract.settings import REPORT_ENV
 from simpler.reporting import records
-from simpler.reporting.atomic_write import make_parent_dir
 from simpler.reporting.records import OtherRecord, Record
 
 __all__ = [

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from simpler.reporting.atomic_write import write_atomically
+from simpler.base.atomic_write import write_atomically
 from simpler.reporting.report_file import Record
 from simpler.reporting.timeline_layout import (
     MARKER_KINDS,

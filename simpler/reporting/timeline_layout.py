@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from simpler.reporting.nodeids import class_of
+from simpler.base.nodeids import class_of
 from simpler.reporting.records import (
     ChildRecord,
     DeviceRetiredRecord,

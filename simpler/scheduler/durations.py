@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from simpler.reporting.atomic_write import write_atomically
+from simpler.base.atomic_write import write_atomically
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

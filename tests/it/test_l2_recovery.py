@@ -11,8 +11,8 @@ from typing import Any
 from processes import ROOT, python_m, sim_faults, simpler_env
 from trigger_victims import HANG
 
+from simpler.processes.locks import DeviceLocks
 from simpler.reporting import report_file
-from simpler.scheduler.locks import DeviceLocks
 
 HANG_SUITE = HANG.path
 GOLDEN_SUITE = "tests/it/scenarios/scenario_golden.py"

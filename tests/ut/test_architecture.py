@@ -18,11 +18,16 @@ MAX_TOP_LEVEL_MODULES = 10
 # ``simpler.report`` re-exports a lower layer for users; product code imports the original).
 LAYERS = (
     ("simpler.contract", "simpler.errors", "simpler.devices", "simpler.usage", "simpler"),
+    # Generic helpers any room may use: atomic writes, TOML text, node ids, Python 3.10.
+    ("simpler.base",),
     ("simpler.reporting",),
     ("simpler.coverage",),
     ("simpler.runner",),
     ("recovery",),
     ("simpler.scheduler",),
+    # Process plumbing: starting, watching, reaping and warming processes, device locks, and
+    # the executor that runs jobs under a placement policy of scheduler/.
+    ("simpler.processes",),
     ("simpler.ci",),
     ("simpler.history",),
     # The impact map: built from a run's coverage, kept in the history, read to select tests.
@@ -31,7 +36,7 @@ LAYERS = (
     # A split suite (its listing, shards, plan file, a job's share, the planned jobs a merged
     # report lacks) sits below both the orchestrator that runs a share and the fleet that
     # plans one; the capacity report and the planner collect a suite as the orchestrator does.
-    ("simpler.share",),
+    ("simpler.split",),
     ("simpler.orchestrator",),
     ("simpler.capacity",),
     ("simpler.fleet",),

@@ -17,7 +17,7 @@ from simpler.contract.child import (
     run_wide_env,
     started_by_run,
 )
-from simpler.orchestrator.context import RunPlan
+from simpler.orchestrator.context import RunSetup
 from simpler.orchestrator.options import RunOptions
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,13 +115,13 @@ def test_the_warm_process_keeps_only_what_the_whole_run_shares() -> None:
 
 
 def test_what_the_run_tells_each_of_its_processes(tmp_path: Path) -> None:
-    plan = RunPlan(RunOptions("a5sim", "0-1", "l2"), [0, 1], tmp_path / "r.jsonl", "run-7")
-    l2 = plan.child("l2", label="L2 pass", devices=plan.devices, deadline=True)
+    setup = RunSetup(RunOptions("a5sim", "0-1", "l2"), [0, 1], tmp_path / "r.jsonl", "run-7")
+    l2 = setup.child("l2", label="L2 pass", devices=setup.devices, deadline=True)
     assert l2 == ChildContract(
         run_id="run-7", phase="l2", attempt=1, platform="a5sim", devices="0,1",
         report=str(tmp_path / "r.jsonl"), quarantine="",
     )  # fmt: skip
-    retry = plan.child("retry", label="retry-victims-1", attempt=2)
+    retry = setup.child("retry", label="retry-victims-1", attempt=2)
     assert (retry.phase, retry.attempt, retry.devices) == ("retry", 2, "")  # the scheduler's
 
 

@@ -14,7 +14,7 @@ from types import FrameType
 import psutil
 import pytest
 
-from simpler.scheduler.process import LIVE, ChildProcess, stop_trees
+from simpler.processes.process import LIVE, ChildProcess, stop_trees
 
 PY = sys.executable
 

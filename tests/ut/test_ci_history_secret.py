@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 from test_history_attribution import Run, hang_with_victims
 
+from simpler.base.compat import tomllib
 from simpler.history.schema import DEFAULT_DB
 from simpler.history.store import store_ref
-from simpler.reporting.compat import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 CI = ROOT / ".github" / "workflows" / "ci.yml"

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from simpler.reporting import compat
-from simpler.reporting.compat import UTC, iso_moment, tomllib
+from simpler.base import compat
+from simpler.base.compat import UTC, iso_moment, tomllib
 
 FORMS = [
     ("2025-01-31", datetime(2025, 1, 31)),

@@ -109,7 +109,7 @@ def test_every_module_a_doc_names_by_its_dotted_name_exists() -> None:
 
 
 def test_a_moved_package_or_dotted_name_is_caught() -> None:
-    assert _unresolved("simpler.share.nope") and _unresolved("simpler.reporting.records.Nope")
+    assert _unresolved("simpler.split.nope") and _unresolved("simpler.reporting.records.Nope")
     assert not _unresolved("simpler.reporting.records.TestRecord")
     assert not _unresolved("simpler.runner.note_launch")
     assert not NAMED_OTHER.search("[tool.simpler.affected] and .simpler/logs/")

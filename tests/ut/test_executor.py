@@ -14,10 +14,10 @@ from types import FrameType
 import psutil
 import pytest
 
-from simpler.scheduler import executor
-from simpler.scheduler.executor import ExecutorOptions, execute
+from simpler.processes import executor
+from simpler.processes.executor import ExecutorOptions, execute
+from simpler.processes.locks import DeviceLocks
 from simpler.scheduler.jobs import Job
-from simpler.scheduler.locks import DeviceLocks
 
 PY = sys.executable
 

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 from simpler.contract import NO_DEVICE_SPEC
-from simpler.scheduler.executor import ExecutorOptions, execute
+from simpler.processes.executor import ExecutorOptions, execute
+from simpler.processes.locks import DeviceLocks
 from simpler.scheduler.jobs import Job, JobResult
-from simpler.scheduler.locks import DeviceLocks
 
 PY = sys.executable
 SHOW_DEVICES = "import os, sys; print('devices', sys.argv[1], os.environ['SIMPLER_DEVICES'])"

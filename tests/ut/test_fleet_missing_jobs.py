@@ -11,7 +11,7 @@ import pytest
 from simpler.contract import EXIT_FAILED, EXIT_INFRA
 from simpler.reporting.records import PhaseRecord
 from simpler.reporting.summary import Ruling
-from simpler.share.missing_jobs import expected_jobs, missing_jobs, missing_ruling
+from simpler.split.missing_jobs import expected_jobs, missing_jobs, missing_ruling
 from simpler.usage import UsageError
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from history_rows import HOUR, T0, add_run, open_db, seed
 
+from simpler.base.compat import UTC
 from simpler.history.prune import PruneResult, parse_before, prune_before
-from simpler.reporting.compat import UTC
 
 
 def counts(conn: sqlite3.Connection) -> tuple[int, int, int]:

@@ -16,12 +16,12 @@ import psutil
 import pytest
 
 from simpler.orchestrator import run as run_module
-from simpler.orchestrator.context import RunContext, RunPlan
+from simpler.orchestrator.context import RunContext, RunSetup
 from simpler.orchestrator.options import RunOptions
 from simpler.orchestrator.signals import Interrupted, signals_raise_interrupted
+from simpler.processes.reaper import is_child_subreaper
 from simpler.reporting.notices import leftover_lines
 from simpler.reporting.records import from_dict
-from simpler.scheduler.reaper import is_child_subreaper
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
 
@@ -67,7 +67,7 @@ def test_a_subreaper_adopts_an_orphan_in_a_new_session_and_the_sweep_stops_it() 
     answer = _script(
         """
         import json, os, psutil
-        from simpler.scheduler.reaper import child_subreaper, is_child_subreaper, stop_leftovers
+        from simpler.processes.reaper import child_subreaper, is_child_subreaper, stop_leftovers
         with child_subreaper() as adopting:
             pid = orphan()
             parent = psutil.Process(pid).ppid()
@@ -96,7 +96,7 @@ def test_the_sweep_never_touches_a_process_that_is_not_a_descendant() -> None:
     answer = _script(
         """
         import json
-        from simpler.scheduler.reaper import stop_leftovers
+        from simpler.processes.reaper import stop_leftovers
         pid = orphan()  # no subreaper here: it goes to init (or some ancestor), not to us
         print(json.dumps({"pid": pid, "stopped": [s.pid for s in stop_leftovers()]}))
         """
@@ -113,7 +113,7 @@ def test_a_leftover_that_ignores_sigterm_gets_sigkill_and_kept_processes_are_spa
     answer = _script(
         """
         import json, subprocess, sys, time
-        from simpler.scheduler.reaper import stop_leftovers
+        from simpler.processes.reaper import stop_leftovers
         stubborn = subprocess.Popen([sys.executable, "-c",
             "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
             "print('ready', flush=True); time.sleep(600)"], stdout=subprocess.PIPE, text=True)
@@ -197,7 +197,7 @@ def _run(
 ) -> tuple[int, RunContext]:
     table = {name: phases.get(name, lambda ctx: 0) for name in run_module.PHASES}
     monkeypatch.setattr(run_module, "PHASES", table)
-    ctx = RunContext(RunPlan(RunOptions("a5sim", "0", "l2"), [0], tmp_path / "r.jsonl", "r1"))
+    ctx = RunContext(RunSetup(RunOptions("a5sim", "0", "l2"), [0], tmp_path / "r.jsonl", "r1"))
     return run_module.run_phases(ctx, [n for n in run_module.PHASES if n in phases])
 
 

@@ -27,7 +27,7 @@ def _warm_processes() -> list[psutil.Process]:
     return [
         p
         for p in psutil.Process().children()
-        if p.is_running() and "simpler.scheduler.warm_process" in " ".join(p.cmdline())
+        if p.is_running() and "simpler.processes.warm_process" in " ".join(p.cmdline())
     ]
 
 

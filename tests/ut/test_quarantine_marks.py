@@ -14,7 +14,7 @@ import pytest
 from simpler.contract.child import ChildContract
 from simpler.contract.settings import QUARANTINE_ENV
 from simpler.orchestrator import resource
-from simpler.orchestrator.context import RunContext, RunPlan
+from simpler.orchestrator.context import RunContext, RunSetup
 from simpler.orchestrator.options import RunOptions
 from simpler.orchestrator.quarantine_setup import load_run_quarantine, warn_unmatched
 from simpler.plugin.options import PluginSettings
@@ -149,7 +149,7 @@ def test_a_named_file_that_is_missing_or_broken_is_a_usage_error(
 def test_expired_entries_and_unmatched_ones_are_named_on_stderr(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from simpler.share.listing import SuiteListing
+    from simpler.split.listing import SuiteListing
 
     file = tmp_path / "q.toml"
     file.write_text(quarantine_text("t.py::a") + "\n" + quarantine_text("t.py::gone", PAST))
@@ -167,17 +167,17 @@ def run_context(tmp_path: Path) -> RunContext:
     file.write_text(quarantine_text("t.py::two_cards"))
     loaded = load_run_quarantine(file, "simpler run")
     options = RunOptions("a5sim", "0-1", "l2")
-    plan = RunPlan(options, [0, 1], tmp_path / "report.jsonl", "run-1", test_quarantine=loaded)
-    return RunContext(plan)
+    setup = RunSetup(options, [0, 1], tmp_path / "report.jsonl", "run-1", test_quarantine=loaded)
+    return RunContext(setup)
 
 
 def test_every_pytest_process_of_the_run_is_told_the_file(tmp_path: Path) -> None:
-    plan = run_context(tmp_path).plan
-    retry = plan.child("retry", label="retry-victims-1", attempt=2).to_env()
+    setup = run_context(tmp_path).setup
+    retry = setup.child("retry", label="retry-victims-1", attempt=2).to_env()
     assert retry[QUARANTINE_ENV] == str(tmp_path / "q.toml")
-    assert plan.child("resource", label="t").to_env()[QUARANTINE_ENV] == str(tmp_path / "q.toml")
-    plan = dataclasses.replace(plan, test_quarantine=None)  # and a run without one overrides
-    l2 = plan.child("l2", label="L2 pass", devices=[0]).to_env()  # an inherited value
+    assert setup.child("resource", label="t").to_env()[QUARANTINE_ENV] == str(tmp_path / "q.toml")
+    setup = dataclasses.replace(setup, test_quarantine=None)  # and a run without one overrides
+    l2 = setup.child("l2", label="L2 pass", devices=[0]).to_env()  # an inherited value
     assert l2[QUARANTINE_ENV] == ""
 
 
@@ -186,5 +186,5 @@ def test_a_resource_childs_record_is_marked_by_the_orchestrator(tmp_path: Path) 
     ctx.state.current_phase = "resource"
     for nodeid in ("t.py::two_cards", "t.py::other"):
         resource._finished(ctx, JobResult(nodeid, None, "SIGSEGV", [0, 1], 1.0, nodeid=nodeid))
-    marks = {r["nodeid"]: r.get("quarantined") for r in report_file.read(ctx.plan.report)}
+    marks = {r["nodeid"]: r.get("quarantined") for r in report_file.read(ctx.setup.report)}
     assert marks == {"t.py::two_cards": True, "t.py::other": None}

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from simpler.orchestrator.context import RunContext, RunPlan
+from simpler.orchestrator.context import RunContext, RunSetup
 from simpler.orchestrator.options import RunOptions
 from simpler.orchestrator.report_phase import report_phase
 from simpler.orchestrator.run_identity import run_id_for
@@ -210,4 +210,4 @@ def test_the_report_phase_parses_only_the_runs_lines(
 
 
 def _context(report: Path, run_id: str) -> RunContext:
-    return RunContext(RunPlan(RunOptions("a5sim", "0", "l2"), [0], report, run_id))
+    return RunContext(RunSetup(RunOptions("a5sim", "0", "l2"), [0], report, run_id))

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from simpler import report
+from simpler.base.compat import UTC
 from simpler.cli import main
 from simpler.contract import EXIT_INFRA, EXIT_USAGE
 from simpler.reporting import report_file
-from simpler.reporting.compat import UTC
 from simpler.reporting.prune import parse_cutoff, prune_before
 
 DAY_1 = datetime(2026, 1, 1, tzinfo=UTC).timestamp()

@@ -9,18 +9,18 @@ from typing import Any
 import pytest
 
 from simpler.orchestrator import run as run_module
-from simpler.orchestrator.context import RunContext, RunPlan
+from simpler.orchestrator.context import RunContext, RunSetup
 from simpler.orchestrator.options import RunOptions
 from simpler.orchestrator.report_phase import report_phase
 from simpler.orchestrator.signals import Interrupted
 from simpler.reporting import report_file
 from simpler.reporting.records import TestRecord
-from simpler.share.listing import ResourceTest
+from simpler.split.listing import ResourceTest
 
 
-def _context(tmp_path: Path, *, options: RunOptions | None = None, **plan: Any) -> RunContext:
+def _context(tmp_path: Path, *, options: RunOptions | None = None, **setup: Any) -> RunContext:
     options = options or RunOptions("a5sim", "0", "l2")
-    return RunContext(RunPlan(options, [0], tmp_path / "r.jsonl", "r1", **plan))
+    return RunContext(RunSetup(options, [0], tmp_path / "r.jsonl", "r1", **setup))
 
 
 def _phases(monkeypatch: pytest.MonkeyPatch, **behaviour: object) -> list[str]:
@@ -61,7 +61,7 @@ def test_a_crash_inside_a_phase_is_one_line_exit_3_and_the_later_phases_run(
     assert err.strip() == "simpler: phase resource failed inside simpler: ValueError: boom"
     end = [
         r
-        for r in report_file.read(ctx.plan.report)
+        for r in report_file.read(ctx.setup.report)
         if r["type"] == "phase" and r["phase"] == "resource" and r["event"] == "end"
     ]
     assert end[0]["returncode"] == 3 and end[0]["error"] == "ValueError: boom"

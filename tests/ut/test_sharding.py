@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from simpler.share.listing import ResourceTest, SuiteListing
-from simpler.share.sharding import parse_shard, split_suite
+from simpler.split.listing import ResourceTest, SuiteListing
+from simpler.split.sharding import parse_shard, split_suite
 
 
 def _suite() -> SuiteListing:

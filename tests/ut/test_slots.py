@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from simpler.contract.settings import JOBS_ENV
-from simpler.orchestrator.context import RunContext, RunPlan
+from simpler.orchestrator.context import RunContext, RunSetup
 from simpler.orchestrator.l2 import l2_workers
 from simpler.orchestrator.options import RunOptions
 from simpler.orchestrator.pytest_args import ArgGroup, PytestArgs
@@ -29,7 +29,7 @@ def _ctx(
     no_device: frozenset[str] = NO_DEVICE,
     args: PytestArgs | None = None,
 ) -> RunContext:
-    plan = RunPlan(
+    setup = RunSetup(
         RunOptions("a5sim", "0", "l2"),
         devices or [0],
         tmp_path / "r.jsonl",
@@ -39,7 +39,7 @@ def _ctx(
         l2_plain=no_device,
         pytest_args=args or PytestArgs(),
     )
-    return RunContext(plan)
+    return RunContext(setup)
 
 
 def _n(value: str) -> PytestArgs:

@@ -347,7 +347,7 @@ def test_a_failed_write_keeps_the_earlier_file_and_no_scraps(
     def disk_full(source: str, destination: Path) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("simpler.reporting.atomic_write.os.replace", disk_full)
+    monkeypatch.setattr("simpler.base.atomic_write.os.replace", disk_full)
     with pytest.raises(TimelineUnwritable, match="No space left on device"):
         render_timeline([], target)
     assert target.read_text() == before

@@ -14,8 +14,8 @@ import pytest
 
 from simpler.orchestrator import children
 from simpler.orchestrator.children import ChildStarts
-from simpler.scheduler.process import ChildProcess
-from simpler.scheduler.warm_client import WarmProcess, WarmProcessGone
+from simpler.processes.process import ChildProcess
+from simpler.processes.warm_client import WarmProcess, WarmProcessGone
 
 TESTS = """
     import os

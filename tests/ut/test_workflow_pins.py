@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from simpler.reporting.compat import tomllib
+from simpler.base.compat import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.y*ml"))

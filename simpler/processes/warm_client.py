@@ -1,4 +1,4 @@
-"""The orchestrator's side of the warm process (``simpler.scheduler.warm_process``): start it
+"""The orchestrator's side of the warm process (``simpler.processes.warm_process``): start it
 once, ask it for a forked child per job, and see each child as ``subprocess.Popen`` shows one.
 
 A child's output comes through a pipe read here, its pid is a real process's, its exit comes
@@ -20,7 +20,7 @@ from typing import IO, Any
 
 import psutil
 
-from simpler.scheduler.process import CHILD_EXITED, die_with_parent
+from simpler.processes.process import CHILD_EXITED, die_with_parent
 
 __all__ = ["ForkedChild", "WarmProcess", "WarmProcessGone"]
 
@@ -37,7 +37,7 @@ class WarmProcess:
         flags = [f for name in preload for f in ("--preload", name)]
         flags += [f for name in after_fork for f in ("--after-fork", name)]
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "simpler.scheduler.warm_process", str(theirs.fileno()), *flags],
+            [sys.executable, "-m", "simpler.processes.warm_process", str(theirs.fileno()), *flags],
             env=env,
             pass_fds=[theirs.fileno()],
             stdin=subprocess.DEVNULL,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from simpler.reporting.nodeids import file_of
+from simpler.base.nodeids import file_of
 
 __all__ = ["ResourceTest", "SuiteListing"]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from simpler.contract import EXIT_FAILED
 from simpler.reporting.records import PhaseRecord, Record
 from simpler.reporting.summary import Ruling
-from simpler.share.plan_file import load_suite_plan
+from simpler.split.plan_file import load_suite_plan
 
 __all__ = ["ExpectedJob", "expected_jobs", "missing_jobs", "missing_ruling"]
 

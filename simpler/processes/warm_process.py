@@ -1,7 +1,7 @@
 """The warm process: a child's start-up paid once, as CPython's ``forkserver`` and Android's
 zygote pay it.
 
-``python -m simpler.scheduler.warm_process FD [--preload NAME]... [--after-fork NAME]...``
+``python -m simpler.processes.warm_process FD [--preload NAME]... [--after-fork NAME]...``
 imports what every child would, touches no device, and forks one ``pytest.main`` child per
 JSON request on the SOCK_SEQPACKET socket ``FD``; the messages and what a child gets:
 docs/isolation.md, "The warm process, inside". The socket's end ends it.
@@ -22,7 +22,7 @@ import sys
 import traceback
 from typing import Any
 
-from simpler.scheduler.process import die_with_parent
+from simpler.processes.process import die_with_parent
 
 __all__ = ["main"]
 

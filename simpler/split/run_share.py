@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from simpler.contract.settings import JOB_ENV, PLAN_ENV
-from simpler.share.job_share import job_share
-from simpler.share.listing import SuiteListing
-from simpler.share.plan_file import load_suite_plan
-from simpler.share.sharding import Shard, ShardSpec, parse_shard, split_suite
+from simpler.split.job_share import job_share
+from simpler.split.listing import SuiteListing
+from simpler.split.plan_file import load_suite_plan
+from simpler.split.sharding import Shard, ShardSpec, parse_shard, split_suite
 from simpler.usage import UsageError
 
 __all__ = ["RunShare"]

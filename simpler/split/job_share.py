@@ -12,8 +12,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from simpler.share.listing import SuiteListing
-from simpler.share.sharding import Shard
+from simpler.split.listing import SuiteListing
+from simpler.split.sharding import Shard
 from simpler.usage import UsageError
 
 __all__ = ["job_share"]

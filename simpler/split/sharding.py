@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from simpler.share.listing import ResourceTest, SuiteListing
+from simpler.split.listing import ResourceTest, SuiteListing
 
 __all__ = [
     "DEFAULT_RESOURCE_S",

@@ -22,16 +22,16 @@ from simpler.contract import NO_DEVICE_SPEC, RETIRED_NOT_RUN
 from simpler.contract.child import devices_value
 from simpler.contract.settings import DEVICES_ENV
 from simpler.devices import format_devices
-from simpler.scheduler.jobs import Job, JobResult, Running
-from simpler.scheduler.locks import DeviceLocks
-from simpler.scheduler.policies import order_jobs, pick, unfittable
-from simpler.scheduler.process import (
+from simpler.processes.locks import DeviceLocks
+from simpler.processes.process import (
     CHILD_EXITED,
     ChildProcess,
     Launcher,
     signal_name,
     stop_trees,
 )
+from simpler.scheduler.jobs import Job, JobResult, Running
+from simpler.scheduler.policies import order_jobs, pick, unfittable
 
 __all__ = ["Execution", "ExecutorOptions", "execute", "log_name"]
 
