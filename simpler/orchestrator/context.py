@@ -34,7 +34,7 @@ class RunSetup:
     """The run as prepare.py decided it from the options, before any phase ran."""
 
     # What the user asked (the platform, and flags the phases read as typed: --policy,
-    # --job-timeout, ...); a plan a test builds has the defaults.
+    # --job-timeout, ...); a setup a test builds has the defaults.
     options: RunOptions
     devices: list[int]  # --device, parsed
     report: Path  # the report file, resolved
@@ -46,7 +46,7 @@ class RunSetup:
     resource_tests: list[ResourceTest] | None = None  # collected up front by the CLI
     l2_files: list[str] | None = None  # this shard's L2 files; None: the user's selection
     # The L2 tests this run (this shard) is to run, and those of them that use no device;
-    # None: not collected up front. Written into the L2 phase's start record as its plan.
+    # None: not collected up front. Written into the L2 phase's start record as planned.
     l2_tests: list[str] | None = None
     l2_plain: frozenset[str] = frozenset()
     shard: str | None = None
@@ -123,7 +123,7 @@ class RunState:
 
 @dataclass
 class RunContext:
-    """A run's plan and state, how its children start, and its records in the report file."""
+    """A run's setup and state, how its children start, and its records in the report file."""
 
     setup: RunSetup
     children: ChildStarts = field(default_factory=lambda: ChildStarts("", project_allows=False))
