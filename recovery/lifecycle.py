@@ -78,11 +78,9 @@ def _default_factory(platform: str, device: int) -> DeviceRunner:
 class PooledWorker:
     """One runner reused by many tests, healed after a device fault instead of reused broken.
 
-    Each runner the factory returns is closed at most once, whatever happens: the worker lets
-    go of a runner before it calls its ``close()`` (after a force reset, before the rebuild;
-    at shutdown, after ``finalize()``), so no later path (another reset attempt, a give-up,
-    a second shutdown, a retirement and then the session's end, a close that raised) reaches
-    it again. The factory returns a new object on every call.
+    Each runner the factory returns (a new object on every call) is closed at most once: the
+    worker lets go of it before it calls its ``close()``, so no later path reaches it again
+    (docs/lifecycle.md).
     """
 
     # Both are put on the model by transitions.Machine.

@@ -1,13 +1,7 @@
 """What simpler takes from Python 3.11's standard library, on Python 3.10 as well.
 
-Device teams' CI runs 3.10 (simpler's floor), so every use of these goes through here:
-
-- ``tomllib``: 3.11's TOML reader; on 3.10 ``tomli``, the same parser published apart (a
-  dependency on 3.10 only, pyproject.toml says so).
-- ``UTC``: ``datetime.UTC`` is 3.11's name for ``timezone.utc``.
-- :func:`iso_moment`: ``datetime.fromisoformat`` took only the forms ``isoformat()`` writes
-  until 3.11; what a user types (``2025-01-31T12:00Z``, ``20250131``, ``12:00:00.5``) reads
-  the same on both.
+``tomllib`` (``tomli`` on 3.10), ``UTC`` and :func:`iso_moment` (ISO 8601 as 3.11 reads it):
+every use of them goes through here (docs/setup.md, "Versions").
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """``simpler plan``: a CI matrix planned by device size; its parser, its options read into a
 ``PlanOptions``, and its entry.
 
-    simpler plan (--registry F | [--platform P] -- PYTEST_ARGS)
-                 --runners 1=cpu-1,2=gpu-2,8=gpu-8 (--target-minutes M | --jobs 1=3,8=1)
-                 [--durations F] [--startup-seconds S] [--out plan.json]
-                 [--format table|json|github]
-
-Bad input is one line and exit 2 (simpler/fleet/matrix.py says what is planned).
+Its synopsis is in docs/reference.md, "Commands"; what is planned, in
+simpler/fleet/matrix.py. Bad input is one line and exit 2.
 """
 
 from __future__ import annotations

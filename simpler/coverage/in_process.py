@@ -1,13 +1,9 @@
 """What a measured pytest process does: say who it is, name each test's lines, save as it goes.
 
-coverage.py was started by its ``.pth`` file before pytest (``process_env``). Here, as a
-pytest plugin of that process: a ``process`` record (label, pid, data file) when it starts,
-so the report knows whose data each file is; with ``--cov-context test``, each test's lines
-under the context ``nodeid|run`` (``nodeid|attempt N`` on a retry); and the data saved after
-every test, so a process killed or crashed later keeps what its finished tests ran.
-
-``SIMPLER_COV_SAVE`` (``test``, the default; ``file``: when the next test is in another file;
-``exit``: only as the process ends) is there to measure what the saves cost (``nox -s bench``).
+A plugin of a process coverage.py already measures (``process_env``): a ``process`` record
+when it starts; under ``--cov-context test``, each test's lines as ``nodeid|run`` (or
+``nodeid|attempt N``); a save after every test unless ``SIMPLER_COV_SAVE`` says otherwise
+(docs/coverage.md, "Where the data goes").
 """
 
 from __future__ import annotations

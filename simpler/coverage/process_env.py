@@ -1,12 +1,9 @@
 """coverage.py started in every process of a run, before anything else in it runs.
 
-coverage.py's wheel installs a ``.pth`` file that calls ``coverage.process_startup()`` in
-every Python process that has ``COVERAGE_PROCESS_CONFIG`` in its environment: the pytest
-processes simpler starts, the xdist workers they start, and the processes a test starts all
-inherit it, so each is measured from its first line (module-level code included) and writes
-a data file of its own (``parallel``: ``<label>.<host>.pid<N>.X<random>x``) under the run's
-folder. The config is the project's own (``.coveragerc``, ``[tool.coverage]`` or
-``--cov-config``: source, omit, branch, exclusions), with what the run must decide on top.
+``COVERAGE_PROCESS_CONFIG`` in a process's environment makes coverage.py's ``.pth`` file
+start it there and in every process it starts, each writing a data file of its own under the
+run's folder; the config is the project's own, with what the run must decide on top
+(docs/coverage.md, "What gets measured", "Where the data goes").
 """
 
 from __future__ import annotations

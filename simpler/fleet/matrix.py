@@ -1,13 +1,9 @@
 """The CI matrix ``simpler plan`` asked for (a ``PlanOptions``), planned by device size from a
 capacity registry or a collected suite, printed and written.
 
-From a registry, each enabled per-commit registration is a unit: its devices from its
-suite's ``N-gpu`` token (a suite without one is planned as one device, and the table says
-how many), its time from the durations file (``simpler history durations``: its
-``file:PATH`` or ``PATH`` key) or else its ``est_time``. From a suite (pytest's collection
-of PYTEST_ARGS, as ``simpler run`` collects it), the units are its L2 files and Resource
-tests (``simpler.fleet.suite_units``); ``simpler run --plan F --job ID`` runs one job's
-share. Bad input raises UsageError, PlanError or InputError (exit 2).
+A registry's units are its enabled per-commit registrations, a suite's its L2 files and
+Resource tests (``simpler.fleet.suite_units``); docs/fleet.md, "Plan". Bad input raises
+UsageError, PlanError or InputError (exit 2).
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
 """Why each attempt of a run failed: the test itself, the device, or the infrastructure.
 
-Pure computation over one run's records, in file order. The rules (docs/history.md, attribution):
-- ``device``: the attempt ran on a pooled worker that *another* test poisoned (the lifecycle
-  records say who: a move into ``poisoned`` names its test, a move into ``healthy``,
-  ``rebuilt``, ``closed`` or ``created`` clears it); it was poison-skipped; its card was
-  retired before it was placed (a Resource child the scheduler could not place); or its
-  xdist worker crashed while another test ran (the records of the tests the crash left
-  unrun), or its fresh process found no usable device;
-- ``infra``: a Resource child that never started for a reason not its own (the session
-  timeout, ``-x``, a signal to simpler) or that was killed by one; and every failure of a run
-  whose report is incomplete (``complete=False``);
-- ``test``: any other failure. The trigger of a device fault fails its own attempt: that
-  failure counts against the trigger.
-Each run's records of one source (one report file) go through one :class:`RunAttribution`:
-a worker key's lifecycle only means something within the file of the machine it ran on.
+Pure computation over one run's records, in file order, one :class:`RunAttribution` per run
+and source (report file), since a worker's lifecycle means something only within its own
+machine's file (docs/history.md, "How the rules read the records").
 """
 
 from __future__ import annotations

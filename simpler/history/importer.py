@@ -1,17 +1,8 @@
 """Report files into the history database: ``simpler history import`` and ``simpler run --history``.
 
-Each file is read once, line by line, and each of its runs is attributed as it streams
-(``attribution.py``): no test record is kept after its line, so a file of a million records
-costs the attempts it yields, not its dictionaries. Each run of each file is then stored in
-one transaction, so a killed import leaves that run as the database had it.
-
-Storing is idempotent and order-free, so shards and copies of one run merge however they
-arrive: an attempt is upserted on its key where the verdict rule lets it replace the one
-stored (``attempt_merge.py``); the run's
-phases are counted per source (``run_meta.py``) and merged by maximum; the run's verdicts
-are recomputed from all of its attempts; and whether the run is complete is decided from
-every source stored so far, which turns every failure of an incomplete run into ``infra``
-and, once a later import completes it, back into its own cause.
+Each file is read once, its runs attributed as they stream; each run of each file is stored
+in one transaction, idempotently and in any order, so shards and copies of one run merge
+(docs/history.md, "How an import stores a run").
 """
 
 from __future__ import annotations

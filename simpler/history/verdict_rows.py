@@ -1,12 +1,8 @@
 """A run's verdicts (one row per test: its final outcome) from the run's attempts.
 
-The final attempt is the one the verdict rule picks, as in the report's verdicts
-(``simpler.reporting.verdicts.supersedes``: the latest phase, then the latest record time,
-then the highest attempt number); the verdict takes its outcome and cause, counts the test's
-attempts and is quarantined when any attempt was. Computed here rather than by an ``INSERT
-... SELECT`` over the stored attempts: a new run's attempts are in hand already, and one
-computation serves both a new run and a run completed by a later import (whose attempts are
-read back), so both give the same rows.
+The final attempt is the one the verdict rule picks (``simpler.reporting.verdicts``); one
+computation for a new run and for a run a later import completed, so both give the same
+rows (docs/history.md, "How an import stores a run").
 """
 
 from __future__ import annotations

@@ -2,12 +2,8 @@
 from a warm process that has imported pytest, the plugin and the runner's library and
 touched no device, or, where forking is unsafe, as fresh interpreters as before.
 
-Forking is unsafe for a platform whose runtime cannot survive a fork (``cuda``: a CUDA
-context is lost in a forked child), for a project that says so (ini
-``simpler_fork_children = false``), or when ``SIMPLER_FORK_CHILDREN=0``. The warm process
-starts early where the run may need it (beside the up-front collection, whose one process
-leaves the other cores idle), else with the first child; if it cannot start, or dies, the
-children left start fresh, and the summary says so once (:attr:`ChildStarts.how`).
+When forking is unsafe, when the warm process starts, and what the summary says of it:
+docs/isolation.md, "How children start".
 """
 
 from __future__ import annotations

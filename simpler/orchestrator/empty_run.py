@@ -1,12 +1,8 @@
 """A run that decides before any phase that it has nothing to run still leaves its report.
 
-Two decisions end a run before it starts: ``--affected-since`` when every changed file is
-non-code (nothing selected, on purpose), and a split suite whose share for this job is empty.
-Either leaves one L2 phase in the report, started and ended at once: it plans no test, the
-suite's size is kept as ``selected`` and the decision as ``affected``, so that ``simpler
-report`` over every job of a split CI run counts this job as reported (a planned job without
-a report is red) and reads "nothing to run" as the deliberate result it is, green also under
-``--fail-if-nothing-ran``, never pytest's "no tests collected"."""
+An empty share or a change of non-code files only: one L2 phase, started and ended at once,
+so that the merged report counts the job as reported and its emptiness as deliberate
+(docs/fleet.md, "Merge")."""
 
 from __future__ import annotations
 

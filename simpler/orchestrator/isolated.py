@@ -1,15 +1,9 @@
 """``--isolate file|test``: the L2 tests as CI proper runs them, each file (or test) in a
 process of its own, so that no test sees what another left in its process.
 
-A unit whose tests use a pooled device worker takes a device from the scheduler, as a
-Resource job does, and its tests share nothing with another unit's; the units that use no
-device take any slot. At most ``-j N`` processes at once, the devices apart: on one card and
-eight slots, the card's units run one at a time beside seven units of no device. Longest
-first, on the learned durations. One report, one
-summary, pytest's verdicts: each process writes its tests' records as the L2 pass would. A
-crash or a hang ends one unit's process, never the run: its child record names it and the
-tests it never reported count as not run. (The Resource tests are isolated already: each
-runs in a child of its own in the Resource phase.)
+A device unit takes a device from the scheduler, the others any of the ``-j`` slots, longest
+first; one report and summary, and a crash ends one unit's process, never the run
+(docs/isolation.md, "What runs where", "What a crash or a hang costs").
 """
 
 from __future__ import annotations

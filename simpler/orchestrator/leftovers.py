@@ -1,22 +1,9 @@
 """No process outlives a run: the run adopts orphans, and stops what is left when tests end.
 
-:func:`guarded_run` brackets the phases: it installs the signal handler
-(``simpler.orchestrator.signals``) and makes the orchestrator a child subreaper, so a
-process a test started and abandoned (a detached ``Popen``, a daemon) is re-parented to
-us. When the test phases are over (:meth:`RunGuard.tests_over`, before the summary) and
-again on the way out, every child tree still alive is stopped together, then every other
-descendant, and what was found goes into a ``leftover`` record:
-
-``when`` (``tests_over`` or ``exit``) and ``processes``: a list of
-``{pid, name, cmdline, test, signal}`` (``test``: the test that was running when the
-process was started, when known; ``signal``: the one that ended it).
-
-Only descendants are stopped, and only those the run started: a process that was already
-below us when the run began (``run_phases`` called inside a longer-lived process) is spared.
-
-A leftover is reported, not a failure (``simpler.reporting.notices`` words it above the
-summary): the test's own verdict stands and the exit code stays the tests'. The process is
-stopped either way, so nothing it holds outlives the run.
+:func:`guarded_run` installs the signal handler and makes the run a child subreaper; when the
+tests are over (:meth:`RunGuard.tests_over`) and on the way out, every descendant the run
+started is stopped and named in a ``leftover`` record, never a failure (docs/running.md,
+"Nothing left behind").
 """
 
 from __future__ import annotations

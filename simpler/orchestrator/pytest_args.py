@@ -1,21 +1,9 @@
 """Every pytest command line simpler starts, and what the user's own pytest args ask for.
 
-The phases, the Resource children and the up-front collection all build their argv here;
-what a phase's process is told of the run (its phase, platform, devices, report, ...) it is
-told in its environment, ``simpler.contract.child``, never here.
-What each of the user's args is (a test selection, xdist control, a plugin to load or
-block, or an option with its values) is never guessed from its text: the up-front child
-asks pytest's own parser, with the project's conftest options and installed plugins
-loaded (``simpler.plugin.invocation``), and ``PytestArgs`` reads the answer. Each kind of
-process then gets only what it can take:
-
-- L2: the args as given; ``-n auto``/``-n logical`` become the run's slots (``-j``).
-- a Resource child or a retry process: the options, without the selection (it names its
-  own tests) and without xdist control, and ``-n 0`` so that it never distributes.
-- the up-front collection: the args as given (xdist starts nothing under --collect-only).
-
-The CLI's check before any process starts (``option_values``) reads the text: it is cheap,
-and it only ever refuses.
+``PytestArgs`` reads what pytest's own parser made of each arg in the up-front child, never
+its text; each kind of process gets only what it can take. What a process is told of the run
+is in its environment, never here (docs/architecture.md, "What pytest's parser makes of the
+arguments").
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The run's test quarantine: which file, loaded before anything runs, and what it reaches.
 
-``--quarantine F``, else ``$SIMPLER_QUARANTINE``, else ``simpler-quarantine.toml`` in the
-folder ``simpler run`` starts in (the project root) when it exists. A file named but
-missing, or one that cannot be used, is a usage error before any test runs. Every pytest
-process of the run gets the resolved path in ``SIMPLER_QUARANTINE`` (empty: none), so
-xdist workers, Resource children and retry processes mark their records from the same file
-and never look for one of their own.
+``--quarantine F``, else ``$SIMPLER_QUARANTINE``, else ``simpler-quarantine.toml`` where the
+run starts; a file that cannot be used is a usage error. Every pytest process of the run is
+told the resolved path (docs/quarantine.md).
 """
 
 from __future__ import annotations

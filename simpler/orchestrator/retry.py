@@ -1,12 +1,8 @@
 """The retry phase: fresh processes for the poison-skipped tests and each test that poisoned,
 placed by the scheduler over every healthy device of the run.
 
-The victims of each poisoned worker run together in a fresh process of their own. When a
-fault inside it poisons that process's worker beyond reset, the victims still queued behind
-the fault are registered again and get another fresh process in the next round, so a
-second fault costs only the test that caused it. Each trigger gets bounded extra attempts,
-each in a process of its own, one per round, so its attempts keep their order. The
-processes of a round run in parallel, one device each, never two on one device at once.
+In rounds: each poisoned worker's victims together in a process, each trigger one attempt a
+round, the victims behind a second fault in the next round (docs/design.md, "Phases").
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """The phases of a run, in order: l2 -> resource -> retry -> report.
 
-Each phase is a small function of the run's context that returns an exit code;
-``run_phases`` brackets each with ``phase`` records and runs the later phases
-even when an earlier one failed, so a red L2 still gets its retry and report.
-A SIGTERM or Ctrl-C stops the children, skips the test phases left and still
-reports what finished. A test phase's start record carries its planned tests (the node ids it is
-to run), so the summary counts the planned tests that got no verdict; what the phases
-already decided (an interruption, a usage error, an infrastructure failure) reaches the
-report as the run's ruling, so the verdict line says the exit code the process returns.
+Each phase is a function of the run's context that returns an exit code; ``run_phases``
+brackets each with ``phase`` records, runs the later ones even after a failure (a signal
+skips the test phases left) and hands what they decided to the report as the run's ruling
+(docs/architecture.md, "A run, step by step").
 """
 
 from __future__ import annotations

@@ -1,19 +1,9 @@
 """The xdist controller's side of the plugin: devices for its workers, and their crashes.
 
-Registered only in an xdist controller (the ``dsession`` process), where xdist's hooks run:
-
-- each starting worker is handed a free device through ``workerinput`` and frees it when it
-  goes down, so the worker xdist starts in place of a crashed one takes the dead worker's
-  device and two live workers never share one;
-- a crash is the verdict of the test that was running: a ``test`` record, ``failed``,
-  "worker gw0 crashed while running X", ``poisoned`` when the test held a pooled worker (so
-  the retry phase re-runs it in a fresh process); when the test's call report carried a
-  device error, the record has its rc and where, and a worker that ended its process on
-  purpose (an op nothing in it could stop) is said to have done so, and why;
-- when crashes stop the session (xdist's ``--max-worker-restart``), every test it never ran
-  gets a record that says so, instead of vanishing from the summary;
-- under ``simpler run`` the scope schedulers are replaced by ones that survive a crash
-  (``simpler.plugin.xdist_scheduling``: xdist's own hang or re-run the crashing test).
+Registered only in an xdist controller: each worker gets a device of its own, a crash is the
+``failed`` record of the test that was running, the tests a crash-stopped session never ran
+are recorded, and under ``simpler run`` xdist's scope schedulers are replaced by crash-safe
+ones (docs/architecture.md, "The xdist controller: devices and crashes").
 """
 
 from __future__ import annotations

@@ -237,11 +237,9 @@ def resolve_settings(
 ) -> PluginSettings:
     """Validate the options; a bad one is a pytest.UsageError naming it.
 
-    An option given wins over what simpler run told the process (``told_by_run``), which
-    wins over the ini. Inactive (``active`` False), the settings only serve the fixtures: no
-    report, no faults, no class lines. ``nested`` (a session inside a test of an active one):
-    the outer run's environment is not this session's; its records never go to the outer
-    run's report, its faults never replace the outer test's.
+    An option given wins over what simpler run told the process (``told_by_run``), then the
+    ini; inactive, the settings only serve the fixtures; ``nested``, the outer run's
+    environment is not this session's (docs/design.md, "The pytest plugin in other projects").
     """
     told = told_by_run(config, nested=nested)
     environ: Mapping[str, str] = {} if nested else os.environ

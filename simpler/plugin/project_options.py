@@ -1,11 +1,8 @@
 """A dispatcher-style project's own ``--platform`` and ``--device``, set to what simpler gives
-this process.
+this process, and simpler's own ``--simpler-...`` options to what the run told it.
 
-Named by the ini keys ``simpler_platform_option`` and ``simpler_device_option``; with the
-plugin active they hold, before the project's ``pytest_configure``, the run's platform and
-this process's devices in the spec format (docs/architecture.md, "A project's own names").
-simpler's own ``--simpler-platform``, ``--simpler-device`` and ``--simpler-report`` hold what
-the run told a process of it where not given (a conftest reads them: docs/adopting.md).
+The project's options (ini ``simpler_platform_option``, ``simpler_device_option``) hold them
+before its ``pytest_configure`` (docs/architecture.md, "A project's own names").
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
 """What ran and what did not: planned tests without a verdict, skips, runs where nothing ran.
 
-Pure computation over report records and the verdicts of ``simpler.reporting.verdicts``.
-``simpler run`` writes what each test phase was to run into that phase's ``start`` record:
-
-- ``planned``: the node ids the phase was to run (the L2 tests of this shard, or its
-  Resource tests), as the up-front collection listed them;
-- ``no_device``: those of them that use no device;
-- ``selected``: how many tests the run's selection holds, every kind together.
-
-A phase that wrote no list of its planned tests (the suite could not be listed up front, a
-report of an older version) is taken as it was: its tests are the ones that reported.
+Pure computation over report records and their verdicts, from the plan each test phase's
+``start`` record carries; a phase without one counts the tests that reported
+(docs/isolation.md, "Every test never run is counted").
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """Reading one run out of a long-lived report file at a cost that does not grow with its history.
 
-The report file is shared and append-only, so a run's orchestrator remembers how far it has
-read and later reads only what was appended since. Lines of other runs are told apart by a
-raw byte search for the run id before any JSON is parsed: a history of 200k records of
-earlier runs costs one fast scan of bytes when a process first looks, and nothing after.
-
-A byte scan was chosen over a sidecar index of run offsets: an index is a second file that
-must stay true to the first under concurrent writers, ``--prune-before`` rewrites, and report
-files copied between CI jobs, while the scan needs no new contract and reads at memory speed.
+A run's follower remembers how far it has read and later reads only what was appended
+since; other runs' lines are skipped by a byte search for the run id before any JSON is
+parsed (docs/design.md, "The report file").
 """
 
 from __future__ import annotations

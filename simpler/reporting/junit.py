@@ -1,18 +1,9 @@
 """JUnit XML of a whole run, as ``pytest --junitxml`` would name it: every test over all phases.
 
-One job: report records in, one XML file out, for CI tools that read JUnit. Each test's
-outcome is its final verdict from ``simpler.reporting.verdicts``, so the XML and the summary
-never disagree; retried tests carry their earlier attempts as ``flakyFailure`` (passed on
-retry) or ``rerunFailure`` (failed every time) elements. Tests keep pytest's own names
-(``classname="tests.st.test_a.TestX"``, ``name="test_y[p]"``, times to three decimals), so a
-CI tool configured for pytest's JUnit reads simpler's the same way. A Resource-phase child is
-its test's process: what it went through lands on its test's testcase, and a child that
-crashed before its test's record gets a testcase named as that test would be.
-
-Each ``<testsuite>`` follows the Surefire 3.0 test-report schema (the one that defines the
-flaky and rerun elements): children in the schema's order, every interim result with its
-``stackTrace``, times with at most three decimals; beyond it only pytest's own attributes
-(``timestamp`` on the suite, ``type`` on ``skipped``).
+Report records in, one XML file out: each test's outcome is its final verdict
+(``simpler.reporting.verdicts``), earlier attempts are ``flakyFailure``/``rerunFailure``
+elements, and each ``<testsuite>`` follows the Surefire 3.0 schema (docs/running.md, "The
+JUnit file").
 """
 
 from __future__ import annotations

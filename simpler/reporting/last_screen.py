@@ -1,11 +1,8 @@
 """The last screen of a summary: what a user sees without scrolling, whatever came above.
 
-Right above the verdict line, an index of the unrecovered failures (one line each, in the
-order of the detailed blocks above, capped at :data:`INDEX_CAP`); above it the planned tests
-that got no verdict, and the skip reasons grouped with counts when nothing ran or most
-device tests skipped. Everything here fits in :data:`LAST_SCREEN` lines together with
-the verdict line, however long the tracebacks above: the skip groups and the names of
-tests without a verdict give way first.
+The index of unrecovered failures (at most :data:`INDEX_CAP`) right above the verdict line,
+above it the tests without a verdict and grouped skip reasons, which give way first: all in
+:data:`LAST_SCREEN` lines (docs/running.md, "How a run goes").
 """
 
 from __future__ import annotations

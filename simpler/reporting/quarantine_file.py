@@ -1,13 +1,8 @@
 """The test quarantine file (``simpler-quarantine.toml``): read it, match node ids, edit it.
 
-A quarantined *test* still runs in every phase; its records add ``quarantined: true`` and
-its failure does not change the exit code (not a retired device, a faulted card taken out
-of a run: ``device_retired`` records, ``simpler.reporting.recovery_queries``). Format:
-docs/quarantine.md.
-An entry is active through its ``expires`` day, then *expired*: still loaded, so the
-summary can say its test gates again. Anything else wrong is a :class:`QuarantineFileError`,
-one line naming file and line: a file that quietly quarantines nothing (or everything)
-would be worse than a refused run.
+An active entry marks its tests' records ``quarantined`` and keeps their failures out of the
+exit code; an expired one still loads. Anything else wrong is a :class:`QuarantineFileError`,
+one line naming file and line (docs/quarantine.md).
 """
 
 from __future__ import annotations

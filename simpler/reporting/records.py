@@ -1,11 +1,9 @@
 """The report file's vocabulary: one typed record class per record type (docs/design.md,
 The report file), and the one place a line becomes a record and a record a line.
 
-A record is a frozen view of the dict it was read from: ``raw`` keeps the whole dict, so a
-field this version does not know survives a round trip, and each documented field is a
-typed property read from it. Reading fields on access keeps a large report cheap to parse
-(one small object per line), and a field of an unexpected type reads as absent instead of
-failing the read: a report file is written by many processes and versions.
+A record is a frozen view of the dict it was read from: ``raw`` keeps the whole dict, so an
+unknown field survives a round trip; each documented field is a typed property, read on
+access, and a field of an unexpected type reads as absent.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """The shared report file: append-only JSON Lines, written by every phase and process.
 
-Each record is one line written with a single ``write`` under an exclusive
-``flock`` on an ``O_APPEND`` descriptor, so concurrent writers (xdist workers,
-child jobs, the orchestrator) never interleave or tear each other's lines.
-Readers skip and count malformed lines rather than fail on them. What a line holds is
-:mod:`simpler.reporting.records`: this module reads lines into typed records and writes
-them back; ``read`` and ``read_contents`` give the dicts to users (``simpler.report``).
+One record a line, one ``write`` under an exclusive ``flock`` on an ``O_APPEND`` descriptor;
+readers skip and count malformed lines (docs/design.md, "The report file"). Lines become the
+typed records of :mod:`simpler.reporting.records`; ``read`` and ``read_contents`` give users
+dicts (``simpler.report``).
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """A picture of a run: one lane per device, what ran there when, and where a card stalled.
 
-One job: report records in, one SVG file (or an HTML page embedding it) out. Each lane is a
-device (a run and a device, for merged shard reports); each bar is a test class or a Resource
-child job, coloured by its worst outcome; markers show poison, force-reset, rebuild and
-give-up events, and a striped band the time a device spent retired. Merged runs share
-one time axis on which each run starts at 0, at its own first record. Every bar and marker
-carries a ``<title>`` tooltip. Standard library only, and no cppyy, numpy or device runner:
-``simpler report`` must stay cheap.
+Report records in, one SVG file (or an HTML page embedding it) out: bars of test classes and
+Resource children, markers of lifecycle events, a band of retired time (docs/running.md, "A
+picture of the run"). Standard library only: ``simpler report`` must stay cheap.
 """
 
 from __future__ import annotations

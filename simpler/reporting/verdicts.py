@@ -66,11 +66,8 @@ def supersedes(new: Standing, held: Standing) -> bool:
     """The verdict rule: whether ``new`` replaces ``held`` as their test's final record in
     one run, in the report's verdicts and in the history's alike.
 
-    The final record is the one of the latest phase (``phase_rank``), then the latest in
-    time, then of the highest attempt; of two alike, the one read later (in one file, the
-    later line), so shard files and copies of them decide the same in any order. A plain
-    skip and a poison-skip of one attempt are one event (pytest may report a poison-skipped
-    test as a plain skip too, before or after its registration): the poison-skip wins.
+    The latest phase (``phase_rank``), then time, then attempt; of two alike, the one read
+    later; a poison-skip wins over a plain skip of its attempt (docs/design.md, "Phases").
     """
     if new.phase == held.phase and (
         new.attempt == held.attempt or new.attempt is None or held.attempt is None

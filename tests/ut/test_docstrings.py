@@ -10,33 +10,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = ("simpler", "recovery")
 MAX_DOCSTRING_LINES = 7
 
-# Being shortened: their docstrings are edited elsewhere right now. Empty this when that
-# work is merged. A folder (ending in "/") covers every file under it.
-BEING_SHORTENED = (
-    "simpler/reporting/",
-    "simpler/orchestrator/",
-    "simpler/plugin/crash_watch.py",
-    "simpler/plugin/hooks.py",
-    "simpler/plugin/fixtures.py",
-    "simpler/plugin/test_records.py",
-    "simpler/plugin/state.py",
-    "simpler/coverage/in_process.py",
-    "simpler/coverage/process_env.py",
-    "simpler/history/attribution.py",
-    "simpler/history/importer.py",
-    "simpler/history/verdict_rows.py",
-    "simpler/history/command.py",
-    "simpler/history/options.py",
-    "simpler/capacity/command.py",
-    "simpler/capacity/__init__.py",
-    "simpler/fleet/command.py",
-    "simpler/contract.py",
-    "simpler/env_settings.py",
-    "simpler/cli.py",
-    "simpler/__main__.py",
-    "recovery/lifecycle.py",
-)
-
 _HAS_DOCSTRING = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -52,26 +25,14 @@ def long_docstrings(source: str) -> dict[str, int]:
     return long
 
 
-def _being_shortened(relative: str) -> bool:
-    return any(
-        relative.startswith(entry) if entry.endswith("/") else relative == entry
-        for entry in BEING_SHORTENED
-    )
-
-
 def test_no_product_docstring_is_an_essay() -> None:
     essays = {
-        f"{relative}: {name}": lines
+        f"{path.relative_to(ROOT).as_posix()}: {name}": lines
         for package in PRODUCT
         for path in sorted((ROOT / package).rglob("*.py"))
-        if not _being_shortened(relative := path.relative_to(ROOT).as_posix())
         for name, lines in long_docstrings(path.read_text(encoding="utf-8")).items()
     }
     assert essays == {}, "move the design to docs/ and keep what callers rely on"
-
-
-def test_the_allow_list_names_files_that_exist() -> None:
-    assert [entry for entry in BEING_SHORTENED if not (ROOT / entry).exists()] == []
 
 
 def test_an_eight_line_docstring_is_caught() -> None:
