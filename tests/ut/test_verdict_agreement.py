@@ -243,13 +243,15 @@ def one_test(draw: st.DrawFn, nodeid: str) -> list[list[Step]]:
 
 @st.composite
 def runs(draw: st.DrawFn) -> tuple[Scenario, list[tuple[int, int]]]:
-    """A run of a few tests over one to three shards (each process's records in one of
-    them), and copies of its shards' files cut anywhere."""
+    """A run of a few tests over one to three shards, and copies of its shards' files cut
+    anywhere. A test is in one shard: a job runs its share of the suite through every phase,
+    so all of a test's records, its retries' included, are in that job's report."""
     scenario = Scenario()
     shards = draw(st.integers(1, 3))
     for index in range(draw(st.integers(1, 4))):
+        shard = draw(st.integers(0, shards - 1))
         for process in draw(one_test(f"t.py::test_{index}")):
-            scenario.add(draw(st.integers(0, shards - 1)), process)
+            scenario.add(shard, process)
     copies = []
     for _ in range(draw(st.integers(0, 2))):
         shard = draw(st.integers(0, scenario.shards - 1))
