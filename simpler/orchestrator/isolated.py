@@ -14,11 +14,10 @@ from simpler.base.nodeids import file_of
 from simpler.ci.child_output import announce
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.orchestrator.context import RunContext
-from simpler.orchestrator.phase_jobs import child_record, execute_for_phase
+from simpler.orchestrator.phase_jobs import child_record, execute_for_phase, executor_options
 from simpler.orchestrator.pytest_args import pytest_argv, undistributed_options
 from simpler.orchestrator.pytest_run import l2_plugin_flags, phase_exit
 from simpler.orchestrator.run_coverage import result_ended
-from simpler.processes.executor import ExecutorOptions
 from simpler.scheduler.durations import load_durations
 from simpler.scheduler.jobs import Job, JobResult
 
@@ -81,17 +80,13 @@ def _estimate(ctx: RunContext, unit: _Unit, learned: dict[str, float]) -> float 
 
 def _execute(ctx: RunContext, jobs: list[Job]) -> list[JobResult]:
     setup = ctx.setup
-    options = ExecutorOptions(
+    options = executor_options(
+        ctx,
         # Longest first on what was learned; a unit never measured is judged by nothing
         # else, and the deadline does not keep it from starting.
         estimate=lambda job: job.est_s or 0.0,
-        job_timeout_s=setup.options.job_timeout,
-        tail_lines=setup.options.tail_lines,
-        log_dir=setup.report.parent / "logs",
         on_finish=lambda result: _finished(ctx, result),
-        deadline_s=setup.deadline.left_s() if setup.deadline is not None else None,
-        slots=setup.slots,
-        launcher=ctx.children.launcher,
+        job_timeout_s=setup.options.job_timeout,
     )
     execution = execute_for_phase(
         ctx, "l2", jobs, setup.devices, options,

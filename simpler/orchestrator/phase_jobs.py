@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from simpler.base.nodeids import file_of
 from simpler.orchestrator.context import RunContext
@@ -16,6 +17,28 @@ from simpler.reporting.records import ChildRecord, TestRecord
 from simpler.scheduler.jobs import Job, JobResult
 
 __all__ = ["child_record", "execute_for_phase"]
+
+
+def executor_options(
+    ctx: RunContext,
+    *,
+    estimate: Callable[[Job], float],
+    on_finish: Callable[[JobResult], None],
+    **more: Any,
+) -> ExecutorOptions:
+    """How a phase's jobs run: in the run's slots, children started as the run starts them,
+    logs beside the report, within what is left of the deadline; ``more``: the phase's own."""
+    setup = ctx.setup
+    return ExecutorOptions(
+        estimate=estimate,
+        tail_lines=setup.options.tail_lines,
+        log_dir=setup.report.parent / "logs",
+        on_finish=on_finish,
+        deadline_s=setup.deadline.left_s() if setup.deadline is not None else None,
+        slots=setup.slots,
+        launcher=ctx.children.launcher,
+        **more,
+    )
 
 
 def execute_for_phase(

@@ -11,10 +11,9 @@ from simpler.ci.child_output import announce
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.orchestrator.collection import ListingError, collect_suite
 from simpler.orchestrator.context import RunContext
-from simpler.orchestrator.phase_jobs import child_record, execute_for_phase
+from simpler.orchestrator.phase_jobs import child_record, execute_for_phase, executor_options
 from simpler.orchestrator.pytest_args import resource_child_argv
 from simpler.orchestrator.run_coverage import result_ended
-from simpler.processes.executor import ExecutorOptions
 from simpler.reporting.records import DeviceRetiredRecord
 from simpler.reporting.recovery_queries import retired_devices
 from simpler.scheduler.durations import estimator, load_measurements, record_results
@@ -37,21 +36,17 @@ def resource_phase(ctx: RunContext) -> int:
         return EXIT_OK
     already = retired_devices(ctx.records())
     jobs = [_job(ctx, t) for t in tests]
-    options = ExecutorOptions(
+    options = executor_options(
+        ctx,
         estimate=estimator(load_measurements(setup.durations_file)),
+        on_finish=lambda result: _finished(ctx, result),
         policy=setup.options.policy,
         job_timeout_s=setup.options.job_timeout,
         session_timeout_s=setup.options.session_timeout,
         exit_first=setup.options.exitfirst,
-        tail_lines=setup.options.tail_lines,
-        log_dir=setup.report.parent / "logs",
-        on_finish=lambda result: _finished(ctx, result),
         retire=lambda result: sorted(retired_devices(ctx.records()) & set(result.devices)),
         retired_at_start=sorted(already),
-        deadline_s=setup.deadline.left_s() if setup.deadline is not None else None,
         deadline_estimate=estimator(load_measurements(setup.durations_file), default=0.0),
-        slots=setup.slots,
-        launcher=ctx.children.launcher,
     )
     if already:
         reason = "worker could not be reset in L2"

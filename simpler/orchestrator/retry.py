@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from simpler.ci.child_output import announce
 from simpler.contract import EXIT_FAILED, EXIT_OK
 from simpler.orchestrator.context import RunContext
-from simpler.orchestrator.phase_jobs import execute_for_phase
+from simpler.orchestrator.phase_jobs import execute_for_phase, executor_options
 from simpler.orchestrator.pytest_args import pytest_argv, undistributed_options
 from simpler.orchestrator.pytest_run import phase_exit
 from simpler.orchestrator.run_coverage import result_ended
-from simpler.processes.executor import ExecutorOptions
 from simpler.reporting.recovery_queries import (
     poison_skipped,
     poison_skipped_by_worker,
@@ -100,15 +99,10 @@ def _still_waiting(group: _Victims, queued_again: list[str]) -> bool:
 
 
 def _execute(ctx: RunContext, jobs: list[Job], devices: list[int]) -> list[JobResult]:
-    setup = ctx.setup
-    options = ExecutorOptions(
+    options = executor_options(
+        ctx,
         estimate=lambda job: job.est_s or 1.0,  # tests to run: the longest queue starts first
-        tail_lines=setup.options.tail_lines,
-        log_dir=setup.report.parent / "logs",
         on_finish=lambda result: _finished(ctx, result),
-        deadline_s=setup.deadline.left_s() if setup.deadline is not None else None,
-        slots=setup.slots,
-        launcher=ctx.children.launcher,
     )  # none retired inside the phase: each process starts on a card made clean for it
     return execute_for_phase(ctx, "retry", jobs, devices, options).results
 
