@@ -237,19 +237,32 @@ def resolve_settings(
 ) -> PluginSettings:
     """Validate the options; a bad one is a pytest.UsageError naming it.
 
-    An option given wins over what simpler run told the process (``told_by_run``), then the
-    ini; inactive, the settings only serve the fixtures; ``nested``, the outer run's
-    environment is not this session's (docs/design.md, "The pytest plugin in other projects").
+    In a process of a run, what the run told it wins; elsewhere an option given wins over the
+    environment, then the ini. Inactive, the settings only serve the fixtures; ``nested``, the
+    outer run's environment is not this session's (docs/design.md, "Where a setting comes from").
     """
     told = told_by_run(config, nested=nested)
     environ: Mapping[str, str] = {} if nested else os.environ
     option = config.option
+    # A run's process: the run's word first, as its flags once came last on the command line,
+    # so a project's addopts never moves it off the cards the run locked for it.
+    run = told if told.phase else ChildContract()
     platform = (
-        option.simpler_platform or told.platform or config.getini("simpler_platform") or "a5sim"
+        run.platform
+        or option.simpler_platform
+        or told.platform
+        or config.getini("simpler_platform")
+        or "a5sim"
     )
     if not _platform_provided(config, platform):
         raise pytest.UsageError(no_runner_message(platform))
-    spec = option.simpler_device or told.devices or config.getini("simpler_device") or "0"
+    spec = (
+        run.devices
+        or option.simpler_device
+        or told.devices
+        or config.getini("simpler_device")
+        or "0"
+    )
     try:
         # "none": a process of the run that holds no device (its tests use none).
         devices = [] if spec.strip() == NO_DEVICE_SPEC else parse_devices(spec)
@@ -257,7 +270,7 @@ def resolve_settings(
         raise pytest.UsageError(str(error)) from None
     if not active:
         return PluginSettings(platform, devices, None, "", True, None, None, 1, False)
-    explicit_report = option.simpler_report or told.report or _ini_report(config)
+    explicit_report = run.report or option.simpler_report or told.report or _ini_report(config)
     records_wanted = explicit_report or told.phase
     report = report_path(explicit_report).resolve() if records_wanted else None
     faults = ",".join(

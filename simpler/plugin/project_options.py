@@ -51,16 +51,17 @@ def inject_project_options(config: pytest.Config, settings: PluginSettings) -> N
 
 
 def show_run_settings(config: pytest.Config, settings: PluginSettings) -> None:
-    """In a process simpler run started, simpler's options hold what it was told, where not
-    given (an xdist worker: every device of the run, as its controller's do)."""
-    if not settings.told.phase:
+    """In a process simpler run started, simpler's options hold what it was told, which wins
+    over what was given (an xdist worker: every device of the run, as its controller's do)."""
+    told = settings.told
+    if not told.phase:
         return
     option = config.option
-    option.simpler_platform = option.simpler_platform or settings.platform
+    option.simpler_platform = settings.platform
     spec = format_devices(settings.devices) if settings.devices else NO_DEVICE_SPEC
-    option.simpler_device = option.simpler_device or spec
+    option.simpler_device = spec if told.devices else option.simpler_device or spec
     if settings.report is not None:
-        option.simpler_report = option.simpler_report or str(settings.report)
+        option.simpler_report = str(settings.report)
 
 
 def _owned_devices(config: pytest.Config, settings: PluginSettings) -> list[int]:

@@ -95,3 +95,17 @@ def test_inactive_settings_write_nothing_and_refuse_nothing(
     settings = resolve_settings(pytester.parseconfig(), active=False)
     assert (settings.platform, settings.devices) == ("a5sim", [0])  # the worker's defaults
     assert settings.report is None and settings.faults == "" and not settings.class_lines
+
+
+def test_a_run_process_keeps_to_what_the_run_told_it_over_its_addopts(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A project's addopts naming other cards never moves a child off the ones the run locked
+    for it; outside a run the same option wins over the environment."""
+    pytester.makeini("[pytest]\naddopts = --simpler-device 0-1 --simpler-platform a5sim\n")
+    monkeypatch.setenv("SIMPLER_DEVICES", "4,5")
+    monkeypatch.setenv("SIMPLER_PLATFORM", "a2a3sim")
+    assert resolve_settings(pytester.parseconfig()).devices == [0, 1]  # no run: the option
+    monkeypatch.setenv("SIMPLER_PHASE", "resource")
+    settings = resolve_settings(pytester.parseconfig())
+    assert (settings.platform, settings.devices) == ("a2a3sim", [4, 5])
