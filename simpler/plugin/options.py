@@ -89,11 +89,18 @@ class PluginSettings:
     report: Path | None  # None: write no records (a plain pytest run outside simpler)
     faults: str
     recovery: bool
-    phase: str | None  # which tests this process runs; None: all of them
     retry_role: str | None  # in the retry phase: re-running poison-skip victims or a trigger
-    attempt: int
     class_lines: bool
     told: ChildContract = field(default_factory=ChildContract)  # what simpler run told it
+
+    @property
+    def phase(self) -> str | None:
+        """Which tests this process runs, as the run told it; None: all of them."""
+        return self.told.phase or None
+
+    @property
+    def attempt(self) -> int:
+        return self.told.attempt
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -269,7 +276,7 @@ def resolve_settings(
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
     if not active:
-        return PluginSettings(platform, devices, None, "", True, None, None, 1, False)
+        return PluginSettings(platform, devices, None, "", True, None, False)
     explicit_report = run.report or option.simpler_report or told.report or _ini_report(config)
     records_wanted = explicit_report or told.phase
     report = report_path(explicit_report).resolve() if records_wanted else None
@@ -282,9 +289,7 @@ def resolve_settings(
         report=report,
         faults=faults,
         recovery=not option.simpler_no_recovery,
-        phase=told.phase or None,
         retry_role=option.simpler_retry_role,
-        attempt=told.attempt,
         class_lines=bool(
             option.simpler_class_lines or config.getini("simpler_class_lines") or told.phase
         ),

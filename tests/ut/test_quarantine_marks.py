@@ -38,8 +38,8 @@ def quarantine_text(nodeid: str, expires: date = SOON, extra: str = "") -> str:
 
 def settings(report: Path, platform: str = "a5sim") -> PluginSettings:
     """A process's settings, told what this process's environment tells."""
-    told = ChildContract.from_env(os.environ)
-    return PluginSettings(platform, [0], report, "", True, "l2", None, 1, False, told=told)
+    told = dataclasses.replace(ChildContract.from_env(os.environ), phase="l2")
+    return PluginSettings(platform, [0], report, "", True, None, False, told=told)
 
 
 def records_of(report: Path) -> dict[str, dict[str, object]]:

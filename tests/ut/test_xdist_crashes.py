@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from simpler import report
+from simpler.contract.child import ChildContract
 from simpler.plugin.crash_watch import CrashWatch
 from simpler.plugin.device_assignment import ASSIGNED_DEVICE
 from simpler.plugin.options import PluginSettings
@@ -146,10 +147,9 @@ def _settings(tmp_path: Path) -> PluginSettings:
         report=tmp_path / "report.jsonl",
         faults="",
         recovery=True,
-        phase="l2",
         retry_role=None,
-        attempt=1,
         class_lines=False,
+        told=ChildContract(phase="l2"),
     )
 
 
