@@ -71,9 +71,7 @@ class Record:
         """A new record of this type, as a writer makes it: the common fields filled in, and
         only documented fields (a name the type does not have is a TypeError, so a writer
         cannot write a field no reader knows). ``ts`` defaults to now."""
-        unknown = values.keys() - cls.field_names
-        if unknown:
-            raise TypeError(f"{cls.type_name} records have no field {', '.join(sorted(unknown))}")
+        cls._refuse_undocumented(values)
         head: dict[str, Any] = {
             "schema": SCHEMA, "run": run, "ts": time.time(), "phase": phase, "type": cls.type_name,
         }  # fmt: skip
@@ -81,10 +79,14 @@ class Record:
 
     def replace(self: R, **values: Any) -> R:
         """This record with ``values`` set (documented fields only, as in ``build``)."""
-        unknown = values.keys() - self.field_names
-        if unknown:
-            raise TypeError(f"{self.type_name} records have no field {', '.join(sorted(unknown))}")
+        self._refuse_undocumented(values)
         return builtins.type(self)({**self.raw, **values})
+
+    @classmethod
+    def _refuse_undocumented(cls, values: Mapping[str, Any]) -> None:
+        unknown = values.keys() - cls.field_names
+        if unknown:
+            raise TypeError(f"{cls.type_name} records have no field {', '.join(sorted(unknown))}")
 
     def text(self, key: str) -> str:
         return read.text(self.raw, key)
