@@ -7,11 +7,11 @@ because users and CI glue import it. Only the documented names are offered here.
 from __future__ import annotations
 
 import os
-import time
 from typing import Any
 
 from simpler.contract.child import ChildContract
 from simpler.reporting import report_file as _report_file
+from simpler.reporting.records import common_fields
 
 __all__ = [
     "ReportUnreadable",
@@ -36,6 +36,4 @@ def make_record(record_type: str, **fields: Any) -> dict[str, Any]:
         known = ", ".join(_report_file.RECORD_TYPES)
         raise ValueError(f"unknown record type {record_type!r} (known: {known})")
     told = ChildContract.from_env(os.environ)
-    common = {"schema": _report_file.SCHEMA, "run": told.run_id, "ts": time.time(),
-              "phase": told.phase, "type": record_type}  # fmt: skip
-    return {**common, **fields}
+    return {**common_fields(record_type, told.run_id, told.phase), **fields}

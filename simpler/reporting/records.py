@@ -33,6 +33,7 @@ __all__ = [
     "RecordOrigin",
     "SessionRecord",
     "TestRecord",
+    "common_fields",
     "from_dict",
     "opt_text",
     "parse",
@@ -43,6 +44,11 @@ __all__ = [
 
 R = TypeVar("R", bound="Record")
 SCHEMA = 1  # the report file's schema: every record's ``schema``
+
+
+def common_fields(type_name: str, run: str, phase: str) -> dict[str, Any]:
+    """The fields every record has (docs/design.md, Fields every record has), written now."""
+    return {"schema": SCHEMA, "run": run, "ts": time.time(), "phase": phase, "type": type_name}
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,10 +78,7 @@ class Record:
         only documented fields (a name the type does not have is a TypeError, so a writer
         cannot write a field no reader knows). ``ts`` defaults to now."""
         cls._refuse_undocumented(values)
-        head: dict[str, Any] = {
-            "schema": SCHEMA, "run": run, "ts": time.time(), "phase": phase, "type": cls.type_name,
-        }  # fmt: skip
-        return cls({**head, **values})
+        return cls({**common_fields(cls.type_name, run, phase), **values})
 
     def replace(self: R, **values: Any) -> R:
         """This record with ``values`` set (documented fields only, as in ``build``)."""
