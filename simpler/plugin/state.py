@@ -93,4 +93,4 @@ def write_new(settings: PluginSettings, kind: type[Record], **fields: Any) -> No
 
 def record_origin(settings: PluginSettings) -> RecordOrigin:
     """The run and phase of this process's records: as simpler run told this process."""
-    return RecordOrigin(settings.told.run_id, settings.phase or "")
+    return RecordOrigin(settings.told.run_id, settings.told.phase)
