@@ -4,6 +4,7 @@ its report file (``RunContext``, which a phase is given)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -119,6 +120,8 @@ class RunState:
     cut_by_deadline: set[str] = field(default_factory=set)  # phases the deadline stopped
     # Per phase, the most processes it ran at once (its end record and summary line say it).
     phase_slots: dict[str, int] = field(default_factory=dict)
+    # What starts once the L2 session frees its devices (the Resource phase), while it ends.
+    when_devices_free: Callable[[], None] | None = None
 
 
 @dataclass

@@ -17,6 +17,7 @@ from pathlib import Path
 from simpler.base.nodeids import file_of
 from simpler.contract import EXIT_OK
 from simpler.orchestrator.context import RunContext
+from simpler.orchestrator.device_handover import devices_handover
 from simpler.orchestrator.isolated import isolated_l2_phase
 from simpler.orchestrator.pytest_args import (
     AUTO_WORKERS,
@@ -57,9 +58,12 @@ def _session(ctx: RunContext) -> int:
         told = setup.child("l2", label="L2 pass", devices=setup.devices,
                           workers_only=distributes, deadline=True)  # fmt: skip
         ctx.state.phase_slots["l2"] = workers if distributes else 1
-        with hold_devices(setup.devices):
-            argv = pytest_argv(*extra, *user_args)
-            return phase_exit(run_pytest(ctx, argv, told, distributes=distributes))
+        waiting = ctx.state.when_devices_free if distributes else None
+        with hold_devices(setup.devices) as locks, devices_handover(locks, waiting) as handover:
+            handing = [handover.flag] if handover is not None else []
+            argv = pytest_argv(*extra, *handing, *user_args)
+            returncode = run_pytest(ctx, argv, told, distributes=distributes, handover=handover)
+            return phase_exit(returncode)
 
 
 def l2_workers(ctx: RunContext) -> int:

@@ -54,7 +54,10 @@ def run_phases(ctx: RunContext, phases: list[str]) -> int:
     if (setup.resource_tests and "resource" in phases) or (setup.isolate and "l2" in phases):
         ctx.children.start(dict(os.environ))  # its preloads overlap the L2 phase
     with guarded_run(ctx) as guard:
+        ctx.state.when_devices_free = _resource_when_devices_free(ctx, phases, results)
         for name in phases:
+            if name in results:
+                continue  # the Resource phase ran while the L2 session ended
             try:
                 stopped_by = _stopped_by(ctx, results, interrupted)
                 if stopped_by is not None and name != "report":
@@ -65,6 +68,8 @@ def run_phases(ctx: RunContext, phases: list[str]) -> int:
                     guard.tests_over()  # every child stopped, every leftover killed and recorded
                     ctx.state.ruling = _ruling(results, interrupted or guard.interrupted)
                 results[name] = _bracketed(ctx, name, PHASES[name])
+                if name == "l2":
+                    ctx.state.when_devices_free = None  # the session is over: no handover now
             except Interrupted as stop:  # in a phase, or between two of them
                 interrupted = interrupted or stop
                 print(f"simpler: interrupted by {stop}; children stopped", file=sys.stderr)
@@ -85,6 +90,36 @@ def run_phases(ctx: RunContext, phases: list[str]) -> int:
         else results.get("report", max(results.values(), default=EXIT_OK))
     )
     return import_run(ctx, code) if "report" in results else code
+
+
+def _resource_when_devices_free(
+    ctx: RunContext, phases: list[str], results: dict[str, int]
+) -> Callable[[], None] | None:
+    """The Resource phase, to start as soon as the L2 session frees the devices (while it
+    ends, docs/running.md); None where the Resource phase does not follow L2 or has no test.
+
+    It is bracketed as always, its result is the phase's, and the loop then skips it. Started
+    only if nothing has stopped the test phases by then (the deadline): else the loop says why.
+    """
+    resource = ctx.setup.resource_tests
+    if not resource or "l2" not in phases or phases[phases.index("l2") + 1 :][:1] != ["resource"]:
+        return None
+    if ctx.setup.isolate is not None:
+        return None  # an isolated L2 phase is no session: its units lock devices one by one
+
+    def start() -> None:
+        ctx.state.when_devices_free = None
+        if _stopped_by(ctx, results, None) is not None:
+            return
+        try:
+            results["resource"] = _bracketed(ctx, "resource", PHASES["resource"])
+        except Interrupted:
+            results["resource"] = EXIT_FAILED
+            raise
+        finally:
+            ctx.state.current_phase = "l2"  # the session's phase goes on
+
+    return start
 
 
 def _ruling(results: dict[str, int], interrupted: Interrupted | None) -> Ruling | None:

@@ -28,6 +28,7 @@ class DeviceAssigner:
     def __init__(self, devices: Sequence[int]) -> None:
         self._free: list[int] = list(dict.fromkeys(devices))  # handed out from the front
         self._held: dict[str, int] = {}  # xdist worker id -> device
+        self._handed_over = False  # the devices went on to the run's Resource phase
 
     def assign(self, worker: str) -> int | None:
         """A free device for ``worker`` (its own again if it holds one); None when none is free."""
@@ -42,9 +43,15 @@ class DeviceAssigner:
     def free(self, worker: str) -> int | None:
         """``worker`` went down: its device goes first in line, for the worker that replaces it."""
         device = self._held.pop(worker, None)
-        if device is not None:
+        if device is not None and not self._handed_over:
             self._free.insert(0, device)
         return device
+
+    def hand_over(self) -> None:
+        """The devices are the run's again (its Resource phase uses them): from now on no
+        worker gets one, not even the replacement of one that crashes."""
+        self._handed_over = True
+        self._free.clear()
 
     def device_of(self, worker: str) -> int | None:
         return self._held.get(worker)

@@ -23,6 +23,7 @@ from simpler.errors import DeviceRuntimeError
 from simpler.plugin.class_progress import ClassProgress, ProgressReporter
 from simpler.plugin.crash_watch import CrashWatch
 from simpler.plugin.deadline_guard import DeadlineGuard
+from simpler.plugin.device_handover import tell_worker_pid
 from simpler.plugin.fixtures import devices, simpler_platform, worker
 from simpler.plugin.invocation import write_arg_description
 from simpler.plugin.listed_tests import listed_tests
@@ -170,6 +171,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[FINISHED] = FinishedTests()
     config.pluginmanager.register(config.stash[FINISHED], "simpler-finished-tests")
     _measure_coverage(config, settings)
+    tell_worker_pid(config)
     if settings.told.deadline is not None:
         guard = DeadlineGuard(settings.told.deadline, settings)
         config.pluginmanager.register(guard, "simpler-deadline")

@@ -55,6 +55,7 @@ OPTION_DESTS = (
     "simpler_one_runtime_per_device",
     "simpler_retry_role",
     "simpler_no_device_tests",
+    "simpler_devices_freed",
     "simpler_only_tests",
     "simpler_list",
     "simpler_args",
@@ -145,6 +146,12 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="FILE",
         help="(set by simpler run) the L2 tests that use no device, a node id a line: xdist "
         "workers that hold no device run only these",
+    )
+    group.addoption(
+        "--simpler-devices-freed",
+        metavar="FILE",
+        help="(set by simpler run) once every xdist worker that held a device has ended, write "
+        "their process ids to FILE: the Resource phase starts on the devices meanwhile",
     )
     group.addoption(
         "--simpler-only-tests",

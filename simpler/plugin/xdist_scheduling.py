@@ -15,6 +15,7 @@ from typing import Any
 from xdist.scheduler import LoadFileScheduling, LoadGroupScheduling, LoadScopeScheduling
 
 from simpler.plugin.device_assignment import ASSIGNED_DEVICE
+from simpler.plugin.device_handover import hands_over_devices
 from simpler.plugin.no_device_tests import known_to_use_no_device, no_device_tests
 
 __all__ = ["NO_DEVICE_UNIT", "make_scheduler"]
@@ -103,7 +104,21 @@ class _CrashSafeScopes:
                 return scope
             elif no_device is None:
                 no_device = scope
+        if no_device is not None and self._hands_device_on(node):
+            return None  # the card's worker ends; the Resource phase takes the card
         return no_device
+
+    def _hands_device_on(self, node: Any) -> bool:
+        """Whether ``node``, which holds a device and has no device unit left, ends instead
+        of taking tests that use no device: Resource tests wait for its device and a worker
+        that holds none is there to run those tests."""
+        if not hands_over_devices(self.config):
+            return False
+        return any(
+            not _holds_device(other) and not other.shutting_down
+            for other in self.assigned_work
+            if other is not node
+        )
 
     def _assign_work_unit(self, node: Any) -> None:
         if node not in self.registered_collections:

@@ -73,8 +73,9 @@ class DeviceLocks:
 
 
 @contextlib.contextmanager
-def hold_devices(devices: list[int], poll_s: float = 0.2) -> Iterator[None]:
-    """Hold ``devices`` for a whole phase, waiting while another run holds any of them."""
+def hold_devices(devices: list[int], poll_s: float = 0.2) -> Iterator[DeviceLocks]:
+    """Hold ``devices`` for a whole phase, waiting while another run holds any of them; the
+    locks, for a phase that hands its devices on before it ends."""
     locks = DeviceLocks()
     told = False
     while not locks.try_acquire(devices):
@@ -83,6 +84,6 @@ def hold_devices(devices: list[int], poll_s: float = 0.2) -> Iterator[None]:
             told = True
         time.sleep(poll_s)
     try:
-        yield
+        yield locks
     finally:
         locks.release_all()

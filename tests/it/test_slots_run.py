@@ -130,3 +130,58 @@ def test_a_test_of_no_device_that_asks_for_one_fails_saying_so(
     assert "this process holds no device" in test["message"]
     assert "a device is never shared" in test["message"]
     assert test["device"] is None
+
+
+# The card's L2 test, a test of no device that can only pass once the Resource phase has run,
+# and the Resource test, which checks that the card's L2 process is gone before it starts.
+CARD_THEN_RESOURCE = {
+    "test_card.py": """
+        import os
+        from pathlib import Path
+
+        def test_on_the_card(worker):
+            Path(os.environ["MEETING"], "card-pid").write_text(str(os.getpid()))
+    """,
+    "test_free.py": """
+        import os, time
+        from pathlib import Path
+
+        def test_ends_only_after_the_resource_test_ran():
+            end = time.monotonic() + 60
+            while not Path(os.environ["MEETING"], "resource-ran").exists():
+                assert time.monotonic() < end, "the Resource phase waited for the L2 session"
+                time.sleep(0.01)
+    """,
+    "test_resource.py": """
+        import os
+        from pathlib import Path
+
+        import psutil
+        import pytest
+
+        @pytest.mark.device_count(1)
+        def test_on_the_card_the_l2_session_freed():
+            pid = int(Path(os.environ["MEETING"], "card-pid").read_text())
+            if psutil.pid_exists(pid):
+                assert psutil.Process(pid).status() == psutil.STATUS_ZOMBIE, "card still held"
+            Path(os.environ["MEETING"], "resource-ran").touch()
+    """,
+}
+
+
+def test_the_resource_phase_starts_when_the_l2_session_frees_the_card_not_when_it_ends(
+    simpler_run: Any, project: Path, tmp_path: Path
+) -> None:
+    for name, body in CARD_THEN_RESOURCE.items():
+        _write(project, name, body)
+    env = {"MEETING": str(tmp_path)}
+    run = simpler_run.suite("tests", device="0", options=("-j", "2"), cwd=project, env=env)
+    assert run.returncode == 0, run.stdout[-3000:]
+    outcomes = {t["nodeid"].split("::")[1]: t["outcome"] for t in run.records("test")}
+    assert set(outcomes.values()) == {"passed"} and len(outcomes) == 3, outcomes
+    phases = {(r["phase"], r["event"]): r for r in run.records("phase")}
+    assert phases["resource", "start"]["ts"] < phases["l2", "end"]["ts"]
+    assert phases["resource", "end"]["returncode"] == 0
+    # Its lines follow the session's, not inside them, and the summary is the usual one.
+    assert run.stdout.index("passed in") < run.stdout.index("test_resource.py::")
+    assert "simpler: 3 passed, 0 recovered, 0 flaky, 0 failed -> exit 0" in run.stdout

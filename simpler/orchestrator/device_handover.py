@@ -1,0 +1,82 @@
+"""The Resource phase started as soon as the L2 session frees the devices, not when it ends.
+
+The session's controller names, in a file, the device workers that finished (their processes
+told to exit); once those processes are gone, the L2 phase's wait runs the Resource phase with
+the run's device locks let go, holding its output until the session's own has ended
+(docs/architecture.md, "The Resource phase on the freed devices").
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, redirect_stdout
+from pathlib import Path
+
+import psutil
+
+from simpler.processes.locks import DeviceLocks
+
+__all__ = ["DevicesFreed", "devices_handover"]
+
+# How often the L2 phase's wait looks for the controller's file while Resource tests wait.
+POLL_S = 0.05
+
+
+class DevicesFreed:
+    """One L2 session's handover: the file to watch, the locks to let go, what to start."""
+
+    def __init__(self, path: Path, locks: DeviceLocks, start: Callable[[], None]) -> None:
+        self.path = path
+        self._locks = locks
+        self._start = start
+        self._held_output = io.StringIO()
+        self.done = False
+
+    @property
+    def flag(self) -> str:
+        return f"--simpler-devices-freed={self.path}"
+
+    def ready(self) -> bool:
+        """The controller has written the file and every process it names has exited."""
+        try:
+            pids = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False  # not written yet (it is renamed into place whole)
+        return not any(_running(int(pid)) for pid in pids)
+
+    def hand_over(self) -> None:
+        """Start what waits for the devices (the Resource phase), the run's locks let go."""
+        self.done = True
+        self._locks.release_all()
+        with redirect_stdout(self._held_output):
+            self._start()
+
+    def print_held_output(self) -> None:
+        held = self._held_output.getvalue()
+        if held:
+            sys.stdout.write(held)
+            sys.stdout.flush()
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie has exited: its card is free)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@contextmanager
+def devices_handover(
+    locks: DeviceLocks, start: Callable[[], None] | None
+) -> Iterator[DevicesFreed | None]:
+    """A handover for one L2 session when something waits for its devices, else None."""
+    if start is None:
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="simpler-handover-") as folder:
+        yield DevicesFreed(Path(folder) / "devices-freed.json", locks, start)

@@ -1,0 +1,70 @@
+"""An L2 session's devices, handed on to the Resource phase before the session ends.
+
+Under ``--simpler-devices-freed FILE`` the xdist controller ends each device worker's process
+as soon as it finished its session, writes their process ids to FILE once no worker holds a
+device, and from then on hands no device out (docs/architecture.md, "The Resource phase on the
+freed devices").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from simpler.base.atomic_write import write_atomically
+from simpler.plugin.device_assignment import DeviceAssigner
+
+__all__ = ["WORKER_PID", "DeviceHandover", "hands_over_devices", "tell_worker_pid"]
+
+# The workeroutput key a worker's process id travels in, back to its controller.
+WORKER_PID = "simpler_pid"
+
+
+def hands_over_devices(config: pytest.Config) -> bool:
+    """Whether the run asked this session to hand its devices on (Resource tests wait)."""
+    return bool(getattr(config.option, "simpler_devices_freed", None))
+
+
+def tell_worker_pid(config: pytest.Config) -> None:
+    """In an xdist worker: its process id, which ends up in the handover file."""
+    output = getattr(config, "workeroutput", None)
+    if output is not None:
+        output[WORKER_PID] = os.getpid()
+
+
+class DeviceHandover:
+    """The controller's half: who held a device, and the file written when none does."""
+
+    def __init__(self, path: Path, devices: DeviceAssigner) -> None:
+        self._path = path
+        self._devices = devices
+        self._ended: list[int] = []  # process ids of device workers that finished their session
+        self.handed_over = False
+
+    def worker_down(self, node: Any, error: object | None) -> None:
+        """Called before the assigner frees ``node``'s device. A crashed worker hands nothing
+        on (xdist replaces it, and the replacement takes its device); a finished one whose
+        device was the last held hands every device on."""
+        if self.handed_over or error is not None:
+            return
+        worker = str(node.gateway.id)
+        if self._devices.device_of(worker) is None:
+            return  # it held no device
+        pid = getattr(node, "workeroutput", {}).get(WORKER_PID)
+        if pid is None:
+            return  # a worker without simpler's plugin: its exit cannot be waited for
+        self._ended.append(int(pid))
+        # xdist keeps a finished worker's process until the whole session ends; its card is
+        # free only once that process is gone. Ending its gateway now is what xdist's own
+        # teardown does later: the worker finishes its pytest (unconfigure) and exits.
+        node.gateway.exit()
+        if set(self._devices.held) != {worker}:
+            return  # another worker still holds a device
+        self.handed_over = True
+        self._devices.hand_over()
+        text = json.dumps(self._ended) + "\n"
+        write_atomically(self._path, lambda stream: stream.write(text.encode()))
