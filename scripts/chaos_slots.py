@@ -10,7 +10,12 @@ three processes, where most tests use no device and a few use the pooled ``worke
   process stopped with the rest;
 - ``--deadline`` under ``--isolate file`` while the card's file and a device-free file block
   side by side: exit 1, ``deadline ... reached: N not run``, the blocked files stopped, their
-  tests counted as not run, none failed.
+  tests counted as not run, none failed;
+- SIGTERM while the Resource phase runs on the card the L2 session freed and a device-free L2
+  test still blocks: exit 143, each phase started and ended once, both interrupted, the
+  blocked tests not run;
+- a device-free L2 worker killed after the card was handed to the Resource phase: its test
+  fails, its replacement holds no device, the Resource test passed.
 
 Every run is a real ``simpler run --platform a5sim --device 0 -j 3`` in a folder of its own,
 on a suite this module writes there (its own root, report and learned durations); each must
@@ -144,13 +149,85 @@ GREEN_BEFORE = {"tests/test_card_block.py::test_on_card"} | {
     f"tests/test_quick.py::test_free_{n}" for n in (1, 2, 3)
 }
 
+# The card's L2 test, a device-free L2 test that waits for the Resource phase to start (and
+# then blocks, or kills its own worker), and the Resource test.
+_WAIT_FOR_RESOURCE = """
+import os, signal, time
+from pathlib import Path
+
+
+def _resource_started():
+    here = Path(os.environ["CHAOS_SLOTS_DIR"])
+    end = time.monotonic() + 60
+    while not (here / "resource.started").exists():
+        assert time.monotonic() < end, "the Resource phase waited for the L2 session"
+        time.sleep(0.05)
+"""
+HANDOVER_SUITE = {
+    "test_card.py": """
+        def test_on_card(worker):
+            worker.run("noop")
+        """,
+    "test_free_block.py": _BLOCK + _WAIT_FOR_RESOURCE + """
+
+def test_free_blocks():
+    _resource_started()
+    _block("free")
+""",
+    "test_resource_block.py": _BLOCK + """
+import pytest
+
+
+@pytest.mark.device_count(1)
+def test_resource_blocks():
+    _block("resource")
+""",
+    "test_quick.py": _QUICK,
+}
+HANDOVER_BLOCKED = {
+    "tests/test_free_block.py::test_free_blocks",
+    "tests/test_resource_block.py::test_resource_blocks",
+}
+HANDOVER_CRASH_SUITE = {
+    "test_card.py": HANDOVER_SUITE["test_card.py"],
+    "test_free_crash.py": _WAIT_FOR_RESOURCE + """
+
+def test_kills_its_worker_after_the_handover():
+    _resource_started()
+    os.kill(os.getpid(), signal.SIGKILL)  # an xdist worker of no device, after the handover
+
+
+def test_after_the_crash():
+    pass
+""",
+    "test_resource.py": """
+        import os
+        from pathlib import Path
+
+        import pytest
+
+
+        @pytest.mark.device_count(1)
+        def test_resource():
+            (Path(os.environ["CHAOS_SLOTS_DIR"]) / "resource.started").touch()
+        """,
+    "test_quick.py": _QUICK,
+}
+HANDOVER_CRASH = "tests/test_free_crash.py::test_kills_its_worker_after_the_handover"
+
 Record = dict[str, Any]
 
 
 def slots_cells(workdir: Path) -> list[Cell]:
     folder = workdir / "slots"
     folder.mkdir(parents=True, exist_ok=True)
-    cells = (_crashed_device_free_worker, _sigterm_mid_l2, _deadline_isolated)
+    cells = (
+        _crashed_device_free_worker,
+        _sigterm_mid_l2,
+        _deadline_isolated,
+        _sigterm_mid_handover,
+        _crash_after_handover,
+    )
     return [guarded("slots", cell, folder) for cell in cells]
 
 
@@ -305,3 +382,59 @@ def _deadline_isolated(folder: Path) -> Cell:
     run.expect(run.wall_s <= limit + 0.5, f"ended after {run.wall_s:.1f}s of {DEADLINE}")
     return _cell(name, run, f"{said} not run, {len(stopped)} files stopped; ended at "
                  f"{run.wall_s:.1f}s of {DEADLINE}; exit {run.rc}")  # fmt: skip
+
+
+def _phases_once(run: Run) -> dict[tuple[str, str], Record]:
+    """Each phase's start and end record, each written exactly once."""
+    marks = [(r.get("phase"), r.get("event")) for r in run.records() if r.get("type") == "phase"]
+    twice = {mark for mark in marks if marks.count(mark) > 1}
+    run.expect(not twice, f"phase records written twice: {sorted(twice)}")
+    return {(r["phase"], r["event"]): r for r in run.records() if r.get("type") == "phase"}
+
+
+def _sigterm_mid_handover(folder: Path) -> Cell:
+    """SIGTERM while the Resource phase's test blocks on the card the L2 session freed, and a
+    device-free L2 test blocks beside it: both phases stop, once each."""
+    name = "slots: SIGTERM mid-Resource beside L2"
+    root = _suite(folder, "handover-sigterm", HANDOVER_SUITE)
+    started = _start(root)
+    give_up = time.monotonic() + 60
+    marks = [root / "free.started", root / "resource.started"]
+    while time.monotonic() < give_up and started.process.poll() is None:
+        if all(mark.exists() for mark in marks):
+            break
+        time.sleep(0.05)
+    overlapped = all(mark.exists() for mark in marks)
+    started.process.send_signal(signal.SIGTERM)
+    run = finish_run(started, 143)
+    run.expect(overlapped, "the Resource test never ran while the L2 session did")
+    phases = _phases_once(run)
+    for phase in ("l2", "resource"):
+        end = phases.get((phase, "end"), {})
+        run.expect(end.get("interrupted") == "SIGTERM", f"{phase} end: {end}")
+    said = not_run_counted(run, "interrupted by SIGTERM")
+    run.expect(set(run.not_run()) >= HANDOVER_BLOCKED, f"not run: {sorted(run.not_run())}")
+    outcomes = run.outcomes()
+    run.expect(set(outcomes.values()) <= {"passed"}, f"verdicts {outcomes}")
+    return _cell(name, run, f"{said} not run, both phases interrupted once; exit {run.rc}")
+
+
+def _crash_after_handover(folder: Path) -> Cell:
+    """A device-free L2 worker SIGKILLed once the card went to the Resource phase: its test
+    fails, and the worker that replaces it holds no device."""
+    name = "slots: crash after the card's handover"
+    root = _suite(folder, "handover-crash", HANDOVER_CRASH_SUITE)
+    run = finish_run(_start(root), 1)
+    _phases_once(run)
+    outcomes = run.outcomes()
+    run.expect(outcomes.get(HANDOVER_CRASH) == "failed", f"verdicts {outcomes}")
+    others = {n: o for n, o in outcomes.items() if n != HANDOVER_CRASH}
+    run.expect(len(others) == 6 and set(others.values()) == {"passed"}, f"verdicts {outcomes}")
+    after = [t for t in _tests(run) if t.get("nodeid", "").endswith("test_after_the_crash")]
+    run.expect(len(after) == 1 and after[0].get("device") is None,
+               f"the replacement's test: {after}")  # fmt: skip
+    (crash,) = [t for t in _tests(run) if t.get("nodeid") == HANDOVER_CRASH] or [{}]
+    run.expect(crash.get("poisoned") is False, "the crash of a device-free test poisoned")
+    verdict = run.verdict()
+    run.expect(verdict is not None and verdict[:3] == (6, 1, 0), f"verdict {run.last[-100:]!r}")
+    return _cell(name, run, f"1 failed after the handover, 6 passed; exit {run.rc}")

@@ -12,6 +12,7 @@ import io
 import json
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stdout
 from pathlib import Path
@@ -24,6 +25,8 @@ __all__ = ["DevicesFreed", "devices_handover"]
 
 # How often the L2 phase's wait looks for the controller's file while Resource tests wait.
 POLL_S = 0.05
+# The most an ended worker may take to exit: execnet interrupts it after 5 s, ends it after 15.
+PROCESS_EXIT_S = 20.0
 
 
 class DevicesFreed:
@@ -41,12 +44,25 @@ class DevicesFreed:
         return f"--simpler-devices-freed={self.path}"
 
     def ready(self) -> bool:
-        """The controller has written the file and every process it names has exited."""
+        """The controller says no worker holds a device, and every process that held one is
+        gone."""
+        complete, pids = self._named()
+        return complete and not any(_running(pid) for pid in pids)
+
+    def wait_for_named_processes(self, timeout_s: float = PROCESS_EXIT_S) -> None:
+        """After the session: until the device workers it ended early are gone (its
+        controller does not wait for them), so no later phase finds a card still held."""
+        give_up = time.monotonic() + timeout_s
+        while any(_running(pid) for pid in self._named()[1]) and time.monotonic() < give_up:
+            time.sleep(POLL_S)
+
+    def _named(self) -> tuple[bool, list[int]]:
+        """Whether the handover is complete, and the processes the controller ended early."""
         try:
-            pids = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return False  # not written yet (it is renamed into place whole)
-        return not any(_running(int(pid)) for pid in pids)
+            said = json.loads(self.path.read_text(encoding="utf-8"))
+            return bool(said["complete"]), [int(pid) for pid in said["pids"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            return False, []  # not written yet (it is renamed into place whole)
 
     def hand_over(self) -> None:
         """Start what waits for the devices (the Resource phase), the run's locks let go."""

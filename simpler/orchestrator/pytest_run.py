@@ -40,6 +40,8 @@ def run_pytest(
             if handover is not None:
                 _wait_to_hand_over(ctx, child, handover)
             returncode = _wait_for_deadline(ctx, child)
+            if handover is not None:
+                handover.wait_for_named_processes()
     finally:
         if handover is not None:
             handover.print_held_output()  # after the session's stream, commands resumed

@@ -1,9 +1,9 @@
 """An L2 session's devices, handed on to the Resource phase before the session ends.
 
 Under ``--simpler-devices-freed FILE`` the xdist controller ends each device worker's process
-as soon as it finished its session, writes their process ids to FILE once no worker holds a
-device, and from then on hands no device out (docs/architecture.md, "The Resource phase on the
-freed devices").
+as soon as it finished its session and names it in FILE (the run waits for each of them to be
+gone); once no worker holds a device, FILE says the handover is complete and no device is
+handed out again (docs/architecture.md, "The Resource phase on the freed devices").
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class DeviceHandover:
     def worker_down(self, node: Any, error: object | None) -> None:
         """Called before the assigner frees ``node``'s device. A crashed worker hands nothing
         on (xdist replaces it, and the replacement takes its device); a finished one whose
-        device was the last held hands every device on."""
+        device was the last held completes the handover."""
         if self.handed_over or error is not None:
             return
         worker = str(node.gateway.id)
@@ -57,14 +57,12 @@ class DeviceHandover:
         pid = getattr(node, "workeroutput", {}).get(WORKER_PID)
         if pid is None:
             return  # a worker without simpler's plugin: its exit cannot be waited for
+        # xdist keeps a finished worker's process until the whole session ends, and does not
+        # wait for one whose gateway ended early: FILE names it, so that the run does.
+        node.gateway.exit()  # what xdist's teardown does later: it ends its pytest and exits
         self._ended.append(int(pid))
-        # xdist keeps a finished worker's process until the whole session ends; its card is
-        # free only once that process is gone. Ending its gateway now is what xdist's own
-        # teardown does later: the worker finishes its pytest (unconfigure) and exits.
-        node.gateway.exit()
-        if set(self._devices.held) != {worker}:
-            return  # another worker still holds a device
-        self.handed_over = True
-        self._devices.hand_over()
-        text = json.dumps(self._ended) + "\n"
+        self.handed_over = set(self._devices.held) == {worker}
+        if self.handed_over:
+            self._devices.hand_over()
+        text = json.dumps({"complete": self.handed_over, "pids": self._ended}) + "\n"
         write_atomically(self._path, lambda stream: stream.write(text.encode()))

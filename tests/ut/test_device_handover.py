@@ -14,6 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import psutil
 import pytest
 from test_xdist_slots import IDS, USES_CARD, _one_card_two_workers, _routing, _run_to_the_end
 
@@ -45,10 +46,11 @@ def test_the_file_names_every_device_worker_once_the_last_one_finished(tmp_path:
     gw0, gw2 = _node("gw0", 100), _node("gw2", 102)
     _down(handover, devices, gw0, None)
     _down(handover, devices, gw2, None)  # held no device
-    assert not freed.exists()  # gw1 still holds device 1
-    assert gw0.gateway.exited and not gw2.gateway.exited  # the card's process ends now
+    # gw1 still holds device 1; gw0's process ends now, and the run is told to wait for it.
+    assert json.loads(freed.read_text()) == {"complete": False, "pids": [100]}
+    assert gw0.gateway.exited and not gw2.gateway.exited
     _down(handover, devices, _node("gw1", 101), None)
-    assert json.loads(freed.read_text()) == [100, 101]
+    assert json.loads(freed.read_text()) == {"complete": True, "pids": [100, 101]}
     assert handover.handed_over
 
 
@@ -63,7 +65,7 @@ def test_a_crashed_device_worker_hands_nothing_on_its_replacement_takes_the_card
     assert not freed.exists()
     assert devices.assign("gw1") == 0  # xdist's replacement
     _down(handover, devices, _node("gw1", 101), None)
-    assert json.loads(freed.read_text()) == [101]
+    assert json.loads(freed.read_text()) == {"complete": True, "pids": [101]}
 
 
 def test_after_the_handover_no_worker_gets_a_device(tmp_path: Path) -> None:
@@ -100,6 +102,10 @@ def _exited_pid() -> int:
     return int(done.stdout)
 
 
+def _say(handover: DevicesFreed, pids: list[int], *, complete: bool = True) -> None:
+    handover.path.write_text(json.dumps({"complete": complete, "pids": pids}))
+
+
 def test_the_run_hands_over_only_once_every_named_process_is_gone(tmp_path: Path) -> None:
     started: list[str] = []
     with devices_handover(DeviceLocks(tmp_path / "locks"), lambda: started.append("resource")) as (
@@ -111,14 +117,30 @@ def test_the_run_hands_over_only_once_every_named_process_is_gone(tmp_path: Path
         alive = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
                                  stdin=subprocess.PIPE)  # fmt: skip
         try:
-            handover.path.write_text(json.dumps([_exited_pid(), alive.pid]))
+            _say(handover, [_exited_pid(), alive.pid])
             assert not handover.ready()
         finally:
             alive.communicate(b"")
-        handover.path.write_text(json.dumps([_exited_pid()]))
+        _say(handover, [_exited_pid()], complete=False)
+        assert not handover.ready()  # a worker still holds a device
+        _say(handover, [_exited_pid()])
         assert handover.ready()
         handover.hand_over()
     assert started == ["resource"]
+
+
+def test_after_the_session_the_run_waits_for_the_workers_it_ended_early(tmp_path: Path) -> None:
+    freed = DevicesFreed(tmp_path / "freed.json", DeviceLocks(tmp_path), lambda: None)
+    ending = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                              stdin=subprocess.PIPE)  # fmt: skip
+    try:
+        _say(freed, [ending.pid], complete=False)  # never complete: a device worker crashed
+        assert ending.stdin is not None
+        ending.stdin.close()  # it ends now, as a worker told to exit does
+        freed.wait_for_named_processes()
+        assert psutil.Process(ending.pid).status() == psutil.STATUS_ZOMBIE
+    finally:
+        ending.wait()
 
 
 def test_a_zombie_has_freed_its_card(tmp_path: Path) -> None:
@@ -126,7 +148,7 @@ def test_a_zombie_has_freed_its_card(tmp_path: Path) -> None:
     try:
         os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # exited, not yet reaped
         freed = DevicesFreed(tmp_path / "freed.json", DeviceLocks(tmp_path), lambda: None)
-        freed.path.write_text(json.dumps([child.pid]))
+        _say(freed, [child.pid])
         assert freed.ready()
     finally:
         child.wait()
