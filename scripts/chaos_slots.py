@@ -168,13 +168,16 @@ HANDOVER_SUITE = {
         def test_on_card(worker):
             worker.run("noop")
         """,
-    "test_free_block.py": _BLOCK + _WAIT_FOR_RESOURCE + """
+    "test_free_block.py": _BLOCK
+    + _WAIT_FOR_RESOURCE
+    + """
 
 def test_free_blocks():
     _resource_started()
     _block("free")
 """,
-    "test_resource_block.py": _BLOCK + """
+    "test_resource_block.py": _BLOCK
+    + """
 import pytest
 
 
@@ -190,7 +193,8 @@ HANDOVER_BLOCKED = {
 }
 HANDOVER_CRASH_SUITE = {
     "test_card.py": HANDOVER_SUITE["test_card.py"],
-    "test_free_crash.py": _WAIT_FOR_RESOURCE + """
+    "test_free_crash.py": _WAIT_FOR_RESOURCE
+    + """
 
 def test_kills_its_worker_after_the_handover():
     _resource_started()
