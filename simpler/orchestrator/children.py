@@ -38,6 +38,7 @@ class ChildStarts:
         if unsafe is not None:
             self._mode = f"fresh interpreters ({unsafe})"
         self._warm: WarmProcess | None = None
+        self._ending: WarmProcess | None = None  # told to end, not yet waited for
         self.preload_more: list[str] = []  # what this run's children need too (coverage.py)
         self.started_any = False  # the run started children (the summary says how, once)
 
@@ -66,10 +67,16 @@ class ChildStarts:
         self.close()
         self._mode = f"fresh interpreters ({why})"
 
-    def close(self) -> None:
+    def close(self, *, wait: bool = True) -> None:
+        """End the warm process. ``wait=False``: a run that turns out to fork no child does
+        not wait for the preloads of a process it no longer needs; a later close waits."""
         if self._warm is not None:
-            self._warm.close()
+            self._warm.close(wait=wait)
+            self._ending = None if wait else self._warm
             self._warm = None
+        elif wait and self._ending is not None:
+            self._ending.close()
+            self._ending = None
 
     def _launch(self, argv: list[str], env: dict[str, str], cwd: str | None) -> PopenLike:
         if not _is_pytest(argv) or not self.forking:

@@ -99,7 +99,9 @@ def prepare_run(options: RunOptions, pytest_args: list[str]) -> tuple[RunContext
         run_id = run_id_for(path, explicit=options.run_id, starts_run=starts_run)
         history = _history(options.history, phases)
         if not ((resource_tests and "resource" in phases) or (options.isolate and "l2" in phases)):
-            children.close()  # started on the chance: this run's L2 and Resource start no child
+            # Started on the chance: this run's L2 and Resource start no child. Its preloads
+            # may still run; the run goes on, and waits for its end with the tests'.
+            children.close(wait=False)
         measured = RunCoverage(coverage, data_dir_of(path, run_id)) if coverage.enabled else None
         impact_map = _impact_target(history, path, run_id) if options.impact_map else None
         # Last: the collection above is part of the start-up the deadline must leave room for.

@@ -99,13 +99,17 @@ class WarmProcess:
                 self._changed.wait(0.2 if left is None else min(left, 0.2))
             return self._exits[pid]
 
-    def close(self) -> None:
-        """Ends the warm process: the end of its socket is its signal to exit."""
+    def close(self, *, wait: bool = True) -> None:
+        """Ends the warm process: the end of its socket is its signal to exit. ``wait=False``
+        only gives that signal (a process still preloading exits when its preloads are done):
+        a later ``close()`` waits for it."""
         with self._changed:
             self.gone = self.gone or "the warm process was closed"
         with contextlib.suppress(OSError):  # wakes our reader, ends the warm process
             self._channel.shutdown(socket.SHUT_RDWR)
         self._ready.set()
+        if not wait:
+            return
         self._reader.join(timeout=5)
         self._channel.close()
         try:

@@ -1,8 +1,10 @@
 """The warm process starts beside the up-front collection, on the chance that the run forks
-children: a run refused or found to need none closes it again at once."""
+children: a run refused closes it again at once; a run found to need none tells it to end and
+goes on (its preloads may still run), and the run's later close waits for it."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import psutil
@@ -24,11 +26,14 @@ def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _warm_processes() -> list[psutil.Process]:
-    return [
-        p
-        for p in psutil.Process().children()
-        if p.is_running() and "simpler.processes.warm_process" in " ".join(p.cmdline())
-    ]
+    found = []
+    for process in psutil.Process().children():
+        try:
+            if "simpler.processes.warm_process" in " ".join(process.cmdline()):
+                found.append(process)
+        except (psutil.ZombieProcess, psutil.NoSuchProcess):
+            continue  # it has exited
+    return found
 
 
 def _options(suite: Path, **given: object) -> RunOptions:
@@ -44,10 +49,16 @@ def test_a_run_refused_after_the_collection_leaves_no_warm_process(suite: Path) 
     assert _warm_processes() == []
 
 
-def test_a_run_that_forks_no_child_closes_the_warm_process(suite: Path) -> None:
+def test_a_run_that_forks_no_child_ends_the_warm_process_without_waiting(suite: Path) -> None:
     prepared = prepare.prepare_run(_options(suite), ["test_one.py"])
     assert prepared is not None  # no Resource test and no --isolate: nothing to fork
+    ctx, _ = prepared
+    for warm in _warm_processes():  # none left: it has already exited
+        # Told to end, it exits once its preloads are done, without anyone waiting for it.
+        os.waitid(os.P_PID, warm.pid, os.WEXITED | os.WNOWAIT)
+    ctx.children.close()  # as the run does when its tests are over: waits for it
     assert _warm_processes() == []
+    assert ctx.children.launcher is not None  # a retry child may still fork from a new one
 
 
 def test_a_run_that_forks_keeps_its_warm_process(suite: Path) -> None:
