@@ -101,10 +101,14 @@ class WarmProcess:
 
     def close(self, *, wait: bool = True) -> None:
         """Ends the warm process: the end of its socket is its signal to exit. ``wait=False``
-        only gives that signal (a process still preloading exits when its preloads are done):
-        a later ``close()`` waits for it."""
+        only gives that signal (SIGTERM to one still preloading): a later ``close()`` waits."""
         with self._changed:
             self.gone = self.gone or "the warm process was closed"
+        if not wait and not self._ready.is_set():
+            # Still preloading, for a run that forks no child: its preloads would only take
+            # the cores from the run's tests. SIGTERM stops them (it has no child yet).
+            with contextlib.suppress(OSError):
+                self._process.terminate()
         with contextlib.suppress(OSError):  # wakes our reader, ends the warm process
             self._channel.shutdown(socket.SHUT_RDWR)
         self._ready.set()

@@ -33,6 +33,10 @@ POLL_S = 0.005  # how soon a child's exit is told: most of a short child's wait
 
 def main(argv: list[str]) -> int:
     fd, preload, after_fork = _parse(argv)
+    # A run that learns it forks no child ends us with SIGTERM while we preload: stop at once,
+    # unwinding (a compiler the simulator's build started is stopped with us), and leave the
+    # cores to the run's tests. Once ready, the socket's end is the signal to exit.
+    signal.signal(signal.SIGTERM, _stop_preloading)
     for name in preload:
         _call(name)
     # inspect maps every loaded module's file once, on its first look at a frame: coverage.py
@@ -42,6 +46,7 @@ def main(argv: list[str]) -> int:
     # What the preloads made lives as long as this process: out of the collector's sight, a
     # child's collections (pytest runs several as it ends) do not walk it again and again.
     gc.freeze()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     channel = socket.socket(fileno=fd)
     try:
         _send(channel, {"ready": os.getpid()})
@@ -71,6 +76,10 @@ def main(argv: list[str]) -> int:
                 os.close(passed)
         children.add(pid)
         _send(channel, {"id": request["id"], "pid": pid})
+
+
+def _stop_preloading(_signum: int, _frame: object) -> None:
+    raise SystemExit(0)
 
 
 def warm_pytest() -> None:
