@@ -37,7 +37,8 @@ def tell_worker_pid(config: pytest.Config) -> None:
 
 
 class DeviceHandover:
-    """The controller's half: who held a device, and the file written when none does."""
+    """The controller's half: each device worker that finished, ended at once and named in
+    the file, which says when no worker holds a device any more."""
 
     def __init__(self, path: Path, devices: DeviceAssigner) -> None:
         self._path = path
