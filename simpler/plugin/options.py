@@ -150,8 +150,8 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(
         "--simpler-devices-freed",
         metavar="FILE",
-        help="(set by simpler run) once every xdist worker that held a device has ended, write "
-        "their process ids to FILE: the Resource phase starts on the devices meanwhile",
+        help="(set by simpler run) name in FILE each xdist worker that held a device as it "
+        "ends, and say when none holds one: the Resource phase starts on the devices meanwhile",
     )
     group.addoption(
         "--simpler-only-tests",
