@@ -17,9 +17,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stdout
 from pathlib import Path
 
-import psutil
-
 from simpler.processes.locks import DeviceLocks
+from simpler.processes.reaper import pid_running
 
 __all__ = ["DevicesFreed", "devices_handover"]
 
@@ -37,7 +36,6 @@ class DevicesFreed:
         self._locks = locks
         self._start = start
         self._held_output = io.StringIO()
-        self.done = False
 
     @property
     def flag(self) -> str:
@@ -47,13 +45,13 @@ class DevicesFreed:
         """The controller says no worker holds a device, and every process that held one is
         gone."""
         complete, pids = self._named()
-        return complete and not any(_running(pid) for pid in pids)
+        return complete and not any(pid_running(pid) for pid in pids)
 
     def wait_for_named_processes(self, timeout_s: float = PROCESS_EXIT_S) -> None:
         """After the session: until the device workers it ended early are gone (its
         controller does not wait for them), so no later phase finds a card still held."""
         give_up = time.monotonic() + timeout_s
-        while any(_running(pid) for pid in self._named()[1]) and time.monotonic() < give_up:
+        while any(pid_running(pid) for pid in self._named()[1]) and time.monotonic() < give_up:
             time.sleep(POLL_S)
 
     def _named(self) -> tuple[bool, list[int]]:
@@ -66,7 +64,6 @@ class DevicesFreed:
 
     def hand_over(self) -> None:
         """Start what waits for the devices (the Resource phase), the run's locks let go."""
-        self.done = True
         self._locks.release_all()
         with redirect_stdout(self._held_output):
             self._start()
@@ -76,14 +73,6 @@ class DevicesFreed:
         if held:
             sys.stdout.write(held)
             sys.stdout.flush()
-
-
-def _running(pid: int) -> bool:
-    """Whether process ``pid`` still runs (a zombie has exited: its card is free)."""
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 @contextmanager

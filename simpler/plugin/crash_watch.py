@@ -9,14 +9,13 @@ ones (docs/architecture.md, "The xdist controller: devices and crashes").
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from simpler.coverage.process_env import worker_label
 from simpler.plugin.device_assignment import ASSIGNED_DEVICE, DeviceAssigner
-from simpler.plugin.device_handover import DeviceHandover
+from simpler.plugin.device_handover import DeviceHandover, handover_file
 from simpler.plugin.no_device_tests import known_to_use_no_device
 from simpler.plugin.options import PluginSettings
 from simpler.plugin.state import record_origin, write_new, write_record
@@ -39,8 +38,8 @@ class CrashWatch:
         self._settings = settings
         self._active = active  # under simpler (records wanted): also fix xdist's scheduling
         self.devices = DeviceAssigner(settings.devices)
-        freed = getattr(config.option, "simpler_devices_freed", None)
-        self._handover = DeviceHandover(Path(freed), self.devices) if freed else None
+        freed = handover_file(config)
+        self._handover = DeviceHandover(freed, self.devices) if freed is not None else None
         self._collection: list[str] = []
         self._started: dict[str, float] = {}  # nodeid -> when its worker started it
         self._setup_done: dict[str, HeldWorker | None] = {}  # nodeid -> worker its setup held

@@ -18,15 +18,17 @@ import pytest
 from simpler.base.atomic_write import write_atomically
 from simpler.plugin.device_assignment import DeviceAssigner
 
-__all__ = ["WORKER_PID", "DeviceHandover", "hands_over_devices", "tell_worker_pid"]
+__all__ = ["WORKER_PID", "DeviceHandover", "handover_file", "tell_worker_pid"]
 
 # The workeroutput key a worker's process id travels in, back to its controller.
 WORKER_PID = "simpler_pid"
 
 
-def hands_over_devices(config: pytest.Config) -> bool:
-    """Whether the run asked this session to hand its devices on (Resource tests wait)."""
-    return bool(getattr(config.option, "simpler_devices_freed", None))
+def handover_file(config: pytest.Config) -> Path | None:
+    """Where the run asked this session to say its devices are free (Resource tests wait);
+    None: it did not ask."""
+    named = getattr(config.option, "simpler_devices_freed", None)
+    return Path(named) if named else None
 
 
 def tell_worker_pid(config: pytest.Config) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 from xdist.scheduler import LoadFileScheduling, LoadGroupScheduling, LoadScopeScheduling
 
 from simpler.plugin.device_assignment import ASSIGNED_DEVICE
-from simpler.plugin.device_handover import hands_over_devices
+from simpler.plugin.device_handover import handover_file
 from simpler.plugin.no_device_tests import known_to_use_no_device, no_device_tests
 
 __all__ = ["NO_DEVICE_UNIT", "make_scheduler"]
@@ -112,7 +112,7 @@ class _CrashSafeScopes:
         """Whether ``node``, which holds a device and has no device unit left, ends instead
         of taking tests that use no device: Resource tests wait for its device and a worker
         that holds none is there to run those tests."""
-        if not hands_over_devices(self.config):
+        if handover_file(self.config) is None:
             return False
         return any(
             not _holds_device(other) and not other.shutting_down

@@ -22,6 +22,7 @@ from typing import IO, Protocol
 import psutil
 
 from simpler.contract import strip_ansi
+from simpler.processes.reaper import running
 
 __all__ = [
     "CHILD_EXITED",
@@ -257,7 +258,7 @@ def _wait_gone(
     while alive and time.monotonic() < deadline:
         for child in children:
             child.poll()  # reap our direct children so they do not linger as zombies
-        alive = [p for p in alive if _running(p)]
+        alive = [p for p in alive if running(p)]
         if alive:
             time.sleep(0.05)
     return alive
@@ -278,10 +279,3 @@ def die_with_parent() -> None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         pass
-
-
-def _running(process: psutil.Process) -> bool:
-    try:
-        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False

@@ -25,7 +25,9 @@ __all__ = [
     "child_subreaper",
     "descendants",
     "is_child_subreaper",
+    "pid_running",
     "reap_zombies",
+    "running",
     "stop_leftovers",
 ]
 
@@ -122,7 +124,7 @@ def stop_leftovers(
     stopped: list[Leftover] = []
     for _ in range(PASSES):
         reap_zombies(keep)
-        found = [p for p in descendants() if not _kept(p, keep) and _alive(p)]
+        found = [p for p in descendants() if not _kept(p, keep) and running(p)]
         if not found:
             break
         stopped += _stop(found, keep, grace_s)
@@ -187,7 +189,7 @@ def _wait_gone(
     alive = processes
     while alive:
         reap_zombies(keep)
-        alive = [p for p in alive if _alive(p)]
+        alive = [p for p in alive if running(p)]
         if not alive or time.monotonic() >= deadline:
             break
         time.sleep(_POLL_S)
@@ -213,8 +215,17 @@ def _status(process: psutil.Process) -> str | None:
         return None
 
 
-def _alive(process: psutil.Process) -> bool:
+def running(process: psutil.Process) -> bool:
+    """Whether ``process`` still runs: a zombie has ended (its exit is only not yet read)."""
     try:
         return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def pid_running(pid: int) -> bool:
+    """Whether the process ``pid`` still runs (a zombie has ended)."""
+    try:
+        return running(psutil.Process(pid))
     except psutil.Error:
         return False

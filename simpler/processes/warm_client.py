@@ -18,9 +18,8 @@ import threading
 import time
 from typing import IO, Any
 
-import psutil
-
 from simpler.processes.process import CHILD_EXITED, die_with_parent
+from simpler.processes.reaper import pid_running
 
 __all__ = ["ForkedChild", "WarmProcess", "WarmProcessGone"]
 
@@ -91,7 +90,7 @@ class WarmProcess:
         end = None if timeout is None else time.monotonic() + timeout
         with self._changed:
             while pid not in self._exits:
-                if self.gone is not None and not _alive(pid):
+                if self.gone is not None and not pid_running(pid):
                     return -9  # its parent died and took it along (PDEATHSIG)
                 left = None if end is None else end - time.monotonic()
                 if left is not None and left <= 0:
@@ -175,10 +174,3 @@ class ForkedChild:
         if self.returncode is None:
             raise subprocess.TimeoutExpired(str(self.pid), timeout or 0)
         return self.returncode
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
