@@ -101,8 +101,9 @@ def _resource_when_devices_free(
     It is bracketed as always, its result is the phase's, and the loop then skips it. Started
     only if nothing has stopped the test phases by then (the deadline): else the loop says why.
     """
-    resource = ctx.setup.resource_tests
-    if not resource or "l2" not in phases or phases[phases.index("l2") + 1 :][:1] != ["resource"]:
+    if not ctx.setup.resource_tests or not {"l2", "resource"} <= set(phases):
+        return None
+    if phases.index("resource") != phases.index("l2") + 1:
         return None
     if ctx.setup.isolate is not None:
         return None  # an isolated L2 phase is no session: its units lock devices one by one
